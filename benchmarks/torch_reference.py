@@ -1,0 +1,489 @@
+"""The PyTorch reference for the speed benchmarks: the same Transformer, in torch.
+
+This file rebuilds, in PyTorch (eager mode, float32), exactly the model that
+tinytransformer builds in NumPy, so both can be timed on the same
+configuration: the same shared embedding table, the same initialisation,
+post-LN or pre-LN, the same loss, Adam with the paper's warmup schedule, the
+same toy tasks (from tinytransformer.data) and the same greedy exact-match
+evaluation. It is a benchmark, not part of the package: torch is never a
+dependency of tinytransformer.
+
+Run from the repository root (PYTHONPATH makes tinytransformer.data importable):
+
+    PYTHONPATH=. python benchmarks/torch_reference.py step-time
+    PYTHONPATH=. python benchmarks/torch_reference.py time-to-accuracy --task reverse
+
+Shapes: B batch, T time (T_q, T_k where they differ), V vocabulary,
+h heads, d_k = d_model // h.
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit("benchmarks/torch_reference.py needs PyTorch, which tinytransformer itself "
+             "does not depend on. Install it for the benchmark only: "
+             "pip install torch --index-url https://download.pytorch.org/whl/cpu")
+
+from tinytransformer.data import BOS, EOS, PAD, make_batch, vocab_size
+
+# The classroom configuration: the one the course trains in class.
+CLASSROOM_TASK = dict(task="reverse", seq_len=10, n_symbols=10, batch_size=64)
+CLASSROOM_MODEL = dict(vocab_size=vocab_size(10), d_model=64, n_heads=4, n_layers=2,
+                       d_ff=128, max_len=64, dropout=0.0, norm_first=False,
+                       tie_embeddings=True)
+# The optimiser setting chosen by the grid in benchmarks/README.md.
+TUNED_OPTIMIZER = dict(lr_scale=2.0, warmup=200, label_smoothing=0.0)
+
+
+# ---------------------------------------------------------------------------
+# Layers, small to large. Every weight is created here by hand (not with
+# torch.nn.Linear) so that the layout and the initialisation match
+# tinytransformer: W has shape (d_in, d_out) and y = x @ W + b.
+
+class Linear(torch.nn.Module):
+    """y = x @ W + b, W of shape (d_in, d_out), Xavier-uniform W, zero b."""
+
+    def __init__(self, d_in, d_out, generator, bias=True):
+        super().__init__()
+        a = math.sqrt(6.0 / (d_in + d_out))
+        W = torch.empty(d_in, d_out).uniform_(-a, a, generator=generator)
+        self.W = torch.nn.Parameter(W)
+        self.b = torch.nn.Parameter(torch.zeros(d_out)) if bias else None
+
+    def forward(self, x):
+        # F.linear computes x @ weight.T + b in one fused call (addmm), so
+        # passing W.T gives x @ W + b; this is what torch.nn.Linear runs too.
+        return F.linear(x, self.W.T, self.b)                    # (..., d_out)
+
+
+class LayerNorm(torch.nn.Module):
+    """Normalise over the last axis (biased variance, eps inside the sqrt)."""
+
+    def __init__(self, d_model, eps=1e-5):
+        super().__init__()
+        self.gamma = torch.nn.Parameter(torch.ones(d_model))
+        self.beta = torch.nn.Parameter(torch.zeros(d_model))
+        self.eps = eps
+
+    def forward(self, x):
+        return F.layer_norm(x, x.shape[-1:], self.gamma, self.beta, self.eps)
+
+
+def attention_by_hand(q, k, v, keep):
+    """softmax(q k^T / sqrt(d_k)) v, written out; keep is True where q may attend.
+
+    q: (B, h, T_q, d_k), k and v: (B, h, T_k, d_k), keep broadcasts to
+    (B, h, T_q, T_k). A fully masked row gives zero weights, not NaN.
+    """
+    d_k = q.shape[-1]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)           # (B, h, T_q, T_k)
+    scores = scores.masked_fill(~keep, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)                     # (B, h, T_q, T_k)
+    # a row of -inf gives NaN in softmax; set such rows to zero weights
+    weights = weights.masked_fill(~keep.any(dim=-1, keepdim=True), 0.0)
+    return weights @ v                                          # (B, h, T_q, d_k)
+
+
+def attention_sdpa(q, k, v, keep):
+    """The same computation by torch's fused scaled_dot_product_attention.
+
+    Its boolean mask has the same meaning (True = may attend), and since
+    torch 2.5 a fully masked row gives zeros there too.
+    """
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)  # (B, h, T_q, d_k)
+
+
+ATTENTION = {"by-hand": attention_by_hand, "sdpa": attention_sdpa}
+
+
+class MultiHeadAttention(torch.nn.Module):
+    """Separate W_q, W_k, W_v, W_o, each (d_model, d_model) with a bias."""
+
+    def __init__(self, d_model, n_heads, generator, attention):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible "
+                             f"by n_heads={n_heads}")
+        self.n_heads = n_heads
+        self.W_q = Linear(d_model, d_model, generator)
+        self.W_k = Linear(d_model, d_model, generator)
+        self.W_v = Linear(d_model, d_model, generator)
+        self.W_o = Linear(d_model, d_model, generator)
+        self.attention = ATTENTION[attention]
+
+    def split_heads(self, x):
+        B, T, d_model = x.shape
+        x = x.reshape(B, T, self.n_heads, d_model // self.n_heads)  # (B, T, h, d_k)
+        return x.transpose(1, 2)                                    # (B, h, T, d_k)
+
+    def forward(self, x_q, x_kv, keep):
+        """x_q: (B, T_q, d_model) queries, x_kv: (B, T_k, d_model) keys and values."""
+        q = self.split_heads(self.W_q(x_q))                     # (B, h, T_q, d_k)
+        k = self.split_heads(self.W_k(x_kv))                    # (B, h, T_k, d_k)
+        v = self.split_heads(self.W_v(x_kv))                    # (B, h, T_k, d_k)
+        out = self.attention(q, k, v, keep)                     # (B, h, T_q, d_k)
+        B, h, T_q, d_k = out.shape
+        out = out.transpose(1, 2).reshape(B, T_q, h * d_k)      # (B, T_q, d_model)
+        return self.W_o(out)                                    # (B, T_q, d_model)
+
+
+class FeedForward(torch.nn.Module):
+    """Linear(d_model, d_ff) -> ReLU -> Linear(d_ff, d_model)."""
+
+    def __init__(self, d_model, d_ff, generator):
+        super().__init__()
+        self.linear1 = Linear(d_model, d_ff, generator)
+        self.linear2 = Linear(d_ff, d_model, generator)
+
+    def forward(self, x):
+        return self.linear2(torch.relu(self.linear1(x)))        # (B, T, d_model)
+
+
+class Residual(torch.nn.Module):
+    """A sublayer wrapped in dropout, the residual add and a LayerNorm.
+
+    post-LN (the paper): x = LN(x + dropout(sublayer(x)))
+    pre-LN:             x = x + dropout(sublayer(LN(x)))
+    """
+
+    def __init__(self, d_model, dropout, norm_first):
+        super().__init__()
+        self.norm = LayerNorm(d_model)
+        self.dropout = dropout
+        self.norm_first = norm_first
+
+    def forward(self, x, sublayer):
+        if self.norm_first:
+            return x + F.dropout(sublayer(self.norm(x)), self.dropout, self.training)
+        return self.norm(x + F.dropout(sublayer(x), self.dropout, self.training))
+
+
+class EncoderLayer(torch.nn.Module):
+    def __init__(self, config, generator, attention):
+        super().__init__()
+        d_model = config["d_model"]
+        self.self_attention = MultiHeadAttention(d_model, config["n_heads"], generator,
+                                                 attention)
+        self.feed_forward = FeedForward(d_model, config["d_ff"], generator)
+        self.residual1 = Residual(d_model, config["dropout"], config["norm_first"])
+        self.residual2 = Residual(d_model, config["dropout"], config["norm_first"])
+
+    def forward(self, x, src_keep):
+        x = self.residual1(x, lambda x: self.self_attention(x, x, src_keep))
+        return self.residual2(x, self.feed_forward)             # (B, T_src, d_model)
+
+
+class DecoderLayer(torch.nn.Module):
+    def __init__(self, config, generator, attention):
+        super().__init__()
+        d_model, n_heads = config["d_model"], config["n_heads"]
+        self.self_attention = MultiHeadAttention(d_model, n_heads, generator, attention)
+        self.cross_attention = MultiHeadAttention(d_model, n_heads, generator, attention)
+        self.feed_forward = FeedForward(d_model, config["d_ff"], generator)
+        self.residual1 = Residual(d_model, config["dropout"], config["norm_first"])
+        self.residual2 = Residual(d_model, config["dropout"], config["norm_first"])
+        self.residual3 = Residual(d_model, config["dropout"], config["norm_first"])
+
+    def forward(self, y, memory, tgt_keep, src_keep):
+        """y: (B, T_tgt, d_model), memory: the encoder output (B, T_src, d_model)."""
+        y = self.residual1(y, lambda y: self.self_attention(y, y, tgt_keep))
+        y = self.residual2(y, lambda y: self.cross_attention(y, memory, src_keep))
+        return self.residual3(y, self.feed_forward)             # (B, T_tgt, d_model)
+
+
+def sinusoidal_positions(T, d_model):
+    """P[t, 2i] = sin(t / 10000^(2i/d_model)), P[t, 2i+1] = cos(same), interleaved."""
+    t = torch.arange(T, dtype=torch.float64)[:, None]           # (T, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)    # (ceil(d_model/2),)
+    angles = t / 10000.0 ** (two_i / d_model)                   # (T, ceil(d_model/2))
+    P = torch.zeros(T, d_model, dtype=torch.float64)
+    P[:, 0::2] = torch.sin(angles)
+    P[:, 1::2] = torch.cos(angles[:, : d_model // 2])
+    return P.float()                                            # (T, d_model)
+
+
+class Transformer(torch.nn.Module):
+    """The encoder-decoder Transformer; config is a dict of the fields of
+    tinytransformer's TransformerConfig (vocab_size, d_model, n_heads, n_layers,
+    d_ff, max_len, dropout, norm_first, tie_embeddings)."""
+
+    def __init__(self, config, generator, attention="sdpa"):
+        super().__init__()
+        V, d_model = config["vocab_size"], config["d_model"]
+        self.config = dict(config)
+        # one table E for the encoder input, the decoder input and (when tied) the output
+        E = torch.empty(V, d_model).normal_(0.0, d_model ** -0.5, generator=generator)
+        self.E = torch.nn.Parameter(E)                          # (V, d_model)
+        self.register_buffer("P", sinusoidal_positions(config["max_len"], d_model))
+        self.encoder_layers = torch.nn.ModuleList(
+            EncoderLayer(config, generator, attention) for _ in range(config["n_layers"]))
+        self.decoder_layers = torch.nn.ModuleList(
+            DecoderLayer(config, generator, attention) for _ in range(config["n_layers"]))
+        if config["norm_first"]:
+            # pre-LN leaves the residual stream unnormalised: normalise it once at the end
+            self.encoder_norm = LayerNorm(d_model)
+            self.decoder_norm = LayerNorm(d_model)
+        if not config["tie_embeddings"]:
+            self.output = Linear(d_model, V, generator)
+
+    def embed(self, ids):
+        """Token embedding * sqrt(d_model) + sinusoidal positions, then dropout."""
+        T = ids.shape[1]
+        x = F.embedding(ids, self.E) * math.sqrt(self.config["d_model"])  # (B, T, d_model)
+        x = x + self.P[:T]                                      # (B, T, d_model)
+        return F.dropout(x, self.config["dropout"], self.training)
+
+    def encode(self, src):
+        """src: (B, T_src) ids -> memory (B, T_src, d_model) and src_keep (B, 1, 1, T_src)."""
+        src_keep = (src != PAD)[:, None, None, :]               # (B, 1, 1, T_src) PAD keys masked
+        x = self.embed(src)                                     # (B, T_src, d_model)
+        for layer in self.encoder_layers:
+            x = layer(x, src_keep)
+        if self.config["norm_first"]:
+            x = self.encoder_norm(x)
+        return x, src_keep
+
+    def decode(self, tgt_in, memory, src_keep):
+        """tgt_in: (B, T_tgt) ids -> logits (B, T_tgt, V)."""
+        T = tgt_in.shape[1]
+        tgt_keep = torch.ones(T, T, dtype=torch.bool, device=tgt_in.device).tril()  # (T, T) causal
+        y = self.embed(tgt_in)                                  # (B, T_tgt, d_model)
+        for layer in self.decoder_layers:
+            y = layer(y, memory, tgt_keep, src_keep)
+        if self.config["norm_first"]:
+            y = self.decoder_norm(y)
+        if self.config["tie_embeddings"]:
+            return y @ self.E.T                                 # (B, T_tgt, V)
+        return self.output(y)                                   # (B, T_tgt, V)
+
+    def forward(self, src, tgt_in):
+        memory, src_keep = self.encode(src)
+        return self.decode(tgt_in, memory, src_keep)            # (B, T_tgt, V)
+
+
+def build_model(config, seed, attention="sdpa"):
+    """A Transformer in float32, its weights drawn from a torch.Generator seeded by seed."""
+    generator = torch.Generator().manual_seed(seed)
+    return Transformer(config, generator, attention)
+
+
+# ---------------------------------------------------------------------------
+# Optimiser, one training step, evaluation.
+
+def warmup_lr(step, d_model, warmup, scale=1.0):
+    """The paper's schedule: scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), step >= 1."""
+    return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def make_optimizer(model):
+    """Adam as in the paper (betas 0.9, 0.98, eps 1e-9); train_step sets the lr."""
+    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+
+
+def to_tensors(batch):
+    """A tinytransformer.data.Batch of int64 ndarrays -> three torch tensors."""
+    return tuple(torch.from_numpy(ids) for ids in batch)
+
+
+def train_step(model, optimizer, src, tgt_in, tgt_out, lr, label_smoothing=0.0):
+    """Forward, loss, backward and one Adam update at learning rate lr; returns the loss."""
+    model.train()
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    logits = model(src, tgt_in)                                 # (B, T_tgt, V)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),  # (B * T_tgt, V)
+                           tgt_out.reshape(-1),                 # (B * T_tgt,)
+                           ignore_index=PAD, label_smoothing=label_smoothing)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+@torch.no_grad()
+def greedy(model, src, n_steps):
+    """Batched greedy decoding without a cache: start from BOS, feed back the argmax.
+
+    src: (B, T_src) -> ids (B, n_steps), BOS not included.
+    """
+    model.eval()
+    memory, src_keep = model.encode(src)                        # (B, T_src, d_model)
+    ys = torch.full((src.shape[0], 1), BOS, dtype=torch.int64)  # (B, 1)
+    for _ in range(n_steps):
+        logits = model.decode(ys, memory, src_keep)             # (B, t, V)
+        next_ids = logits[:, -1].argmax(dim=-1)                 # (B,)
+        ys = torch.cat([ys, next_ids[:, None]], dim=1)          # (B, t + 1)
+    return ys[:, 1:]                                            # (B, n_steps)
+
+
+def exact_match(decoded, tgt_out):
+    """Fraction of rows whose decoded ids, up to and including the first EOS of
+    tgt_out, equal tgt_out there. decoded, tgt_out: (B, T) int ndarrays."""
+    eos_at = (tgt_out == EOS).argmax(axis=1)                    # (B,) index of each row's EOS
+    upto_eos = np.arange(tgt_out.shape[1])[None, :] <= eos_at[:, None]  # (B, T)
+    wrong = (decoded != tgt_out) & upto_eos                     # (B, T)
+    return float(np.mean(~wrong.any(axis=1)))
+
+
+def evaluate(model, eval_batch):
+    """Greedy exact match on a held-out Batch (seq_len + 1 decoding steps)."""
+    decoded = greedy(model, torch.from_numpy(eval_batch.src), eval_batch.tgt_out.shape[1])
+    return exact_match(decoded.numpy(), eval_batch.tgt_out)
+
+
+# ---------------------------------------------------------------------------
+# The two measurements.
+
+def measure_step_time(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMIZER,
+                      warmup_steps=20, steps=200, seed=0, attention="sdpa"):
+    """Time training steps; the batches are drawn beforehand so data generation
+    is excluded. Returns the list of step times in milliseconds (after warm-up)."""
+    model = build_model(config, seed, attention)
+    optimizer = make_optimizer(model)
+    rng = np.random.default_rng(seed)
+    batches = [to_tensors(make_batch(task["task"], task["batch_size"], task["seq_len"],
+                                     task["n_symbols"], rng))
+               for _ in range(warmup_steps + steps)]
+    times_ms = []
+    for step, (src, tgt_in, tgt_out) in enumerate(batches, start=1):
+        lr = warmup_lr(step, config["d_model"], optimizer_setting["warmup"],
+                       optimizer_setting["lr_scale"])
+        start = time.perf_counter()
+        train_step(model, optimizer, src, tgt_in, tgt_out, lr,
+                   optimizer_setting["label_smoothing"])
+        if step > warmup_steps:
+            times_ms.append((time.perf_counter() - start) * 1000.0)
+    return times_ms
+
+
+def time_to_accuracy(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMIZER,
+                     target=0.99, eval_every=100, max_steps=3000, seed=0,
+                     n_eval=1000, attention="sdpa"):
+    """Train on fresh batches until held-out greedy exact match >= target.
+
+    Training batches come from a Generator seeded by seed, the n_eval held-out
+    examples from seed + 1000. train_seconds counts drawing the batches and the
+    training steps; wall_seconds adds the evaluations. Returns a dict.
+    """
+    model = build_model(config, seed, attention)
+    optimizer = make_optimizer(model)
+    train_rng = np.random.default_rng(seed)
+    eval_batch = make_batch(task["task"], n_eval, task["seq_len"], task["n_symbols"],
+                            np.random.default_rng(seed + 1000))
+    train_seconds = 0.0
+    wall_start = time.perf_counter()
+    accuracy, reached_at, step = 0.0, None, 0
+    while step < max_steps and reached_at is None:
+        step += 1
+        start = time.perf_counter()
+        src, tgt_in, tgt_out = to_tensors(make_batch(
+            task["task"], task["batch_size"], task["seq_len"], task["n_symbols"], train_rng))
+        lr = warmup_lr(step, config["d_model"], optimizer_setting["warmup"],
+                       optimizer_setting["lr_scale"])
+        train_step(model, optimizer, src, tgt_in, tgt_out, lr,
+                   optimizer_setting["label_smoothing"])
+        train_seconds += time.perf_counter() - start
+        if step % eval_every == 0 or step == max_steps:
+            accuracy = evaluate(model, eval_batch)
+            if accuracy >= target:
+                reached_at = step
+    wall_seconds = time.perf_counter() - wall_start
+    return dict(task=task["task"], steps=step, wall_seconds=wall_seconds,
+                train_seconds=train_seconds, ms_per_step=1000.0 * train_seconds / step,
+                exact_match=accuracy, reached_target_at_step=reached_at,
+                config=dict(model=config, task=task, optimizer=optimizer_setting,
+                            target=target, eval_every=eval_every, max_steps=max_steps,
+                            seed=seed, n_eval=n_eval, attention=attention,
+                            torch=torch.__version__, threads=torch.get_num_threads()))
+
+
+# ---------------------------------------------------------------------------
+# Command line.
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=["step-time", "time-to-accuracy"])
+    parser.add_argument("--task", choices=["copy", "reverse"], default=CLASSROOM_TASK["task"])
+    parser.add_argument("--seq-len", type=int, default=CLASSROOM_TASK["seq_len"])
+    parser.add_argument("--n-symbols", type=int, default=CLASSROOM_TASK["n_symbols"])
+    parser.add_argument("--batch-size", type=int, default=CLASSROOM_TASK["batch_size"])
+    for name in ("d_model", "n_heads", "n_layers", "d_ff", "max_len"):
+        parser.add_argument("--" + name.replace("_", "-"), type=int,
+                            default=CLASSROOM_MODEL[name])
+    parser.add_argument("--dropout", type=float, default=CLASSROOM_MODEL["dropout"])
+    parser.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
+    parser.add_argument("--untied", action="store_true",
+                        help="a separate output Linear instead of tied embeddings")
+    parser.add_argument("--attention", choices=sorted(ATTENTION), default="sdpa")
+    parser.add_argument("--lr-scale", type=float, default=TUNED_OPTIMIZER["lr_scale"])
+    parser.add_argument("--warmup", type=int, default=TUNED_OPTIMIZER["warmup"],
+                        help="warmup steps of the learning-rate schedule")
+    parser.add_argument("--label-smoothing", type=float,
+                        default=TUNED_OPTIMIZER["label_smoothing"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    # step-time
+    parser.add_argument("--warmup-steps", type=int, default=20,
+                        help="step-time: untimed steps before timing")
+    parser.add_argument("--steps", type=int, default=200, help="step-time: timed steps")
+    # time-to-accuracy
+    parser.add_argument("--target", type=float, default=0.99)
+    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--max-steps", type=int, default=3000)
+    parser.add_argument("--n-eval", type=int, default=1000)
+    parser.add_argument("--json", help="time-to-accuracy: write the result to this path")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    task = dict(task=args.task, seq_len=args.seq_len, n_symbols=args.n_symbols,
+                batch_size=args.batch_size)
+    config = dict(vocab_size=vocab_size(args.n_symbols), d_model=args.d_model,
+                  n_heads=args.n_heads, n_layers=args.n_layers, d_ff=args.d_ff,
+                  max_len=args.max_len, dropout=args.dropout, norm_first=args.norm_first,
+                  tie_embeddings=not args.untied)
+    optimizer_setting = dict(lr_scale=args.lr_scale, warmup=args.warmup,
+                             label_smoothing=args.label_smoothing)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, "
+          f"attention={args.attention}")
+    print(f"model {config}")
+    print(f"task {task}")
+
+    if args.mode == "step-time":
+        times_ms = measure_step_time(config, task, optimizer_setting, args.warmup_steps,
+                                     args.steps, args.seed, args.attention)
+        print(f"{len(times_ms)} steps: median {statistics.median(times_ms):.2f} ms/step, "
+              f"mean {statistics.mean(times_ms):.2f} ms/step")
+        return
+
+    print(f"optimizer {optimizer_setting}, eval every {args.eval_every}, "
+          f"target {args.target}, max steps {args.max_steps}, seed {args.seed}")
+    result = time_to_accuracy(config, task, optimizer_setting, args.target,
+                              args.eval_every, args.max_steps, args.seed, args.n_eval,
+                              args.attention)
+    if result["reached_target_at_step"] is None:
+        print(f"did not reach {args.target} in {result['steps']} steps "
+              f"(exact match {result['exact_match']:.3f})")
+    else:
+        print(f"reached exact match {result['exact_match']:.3f} >= {args.target} "
+              f"at step {result['reached_target_at_step']}")
+    print(f"wall {result['wall_seconds']:.1f} s (training + eval), "
+          f"train {result['train_seconds']:.1f} s, {result['ms_per_step']:.2f} ms/step")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+"""tinytransformer: the Transformer of "Attention Is All You Need" in NumPy, written to be read.
+
+    import tinytransformer as tt
+    from tinytransformer import functional as F
+"""
+from . import data, functional, ops
+from .data import BOS, EOS, PAD
+from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error
+from .ops import causal_mask, padding_mask, sinusoidal_positions
+from .tensor import Tape, Tensor
+
+__version__ = "0.1.0"

@@ -1,0 +1,129 @@
+"""The ops on Tensors: each function is one call to one forward/backward pair.
+
+Arguments may be Tensors or ndarrays; an ndarray is a constant (no gradient).
+Inside a `with Tape()` block each call is recorded, so backward can undo it.
+"""
+from . import ops
+from .ops import causal_mask, padding_mask, sinusoidal_positions
+from .tensor import Tensor, apply
+
+__all__ = ["linear", "relu", "gelu", "dropout", "softmax", "log_softmax", "layer_norm",
+           "embedding", "mask", "attention", "split_heads", "merge_heads", "positional_encoding",
+           "cross_entropy", "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape",
+           "transpose", "exp", "log", "causal_mask", "padding_mask", "sinusoidal_positions", "Tensor"]
+
+
+def linear(x, W, b=None):
+    """x (..., d_in) @ W (d_in, d_out) + b (d_out,)  ->  (..., d_out)."""
+    return apply(ops.linear_forward, ops.linear_backward, x, W, b)
+
+
+def relu(x):
+    return apply(ops.relu_forward, ops.relu_backward, x)
+
+
+def gelu(x):
+    """GELU, tanh approximation (as GPT-2 and torch's approximate='tanh')."""
+    return apply(ops.gelu_forward, ops.gelu_backward, x)
+
+
+def dropout(x, p, rng, training=True):
+    """Inverted dropout driven by rng (an np.random.Generator); identity when not training."""
+    return apply(ops.dropout_forward, ops.dropout_backward, x, p=p, rng=rng, training=training)
+
+
+def softmax(x, axis=-1):
+    return apply(ops.softmax_forward, ops.softmax_backward, x, axis=axis)
+
+
+def log_softmax(x, axis=-1):
+    return apply(ops.log_softmax_forward, ops.log_softmax_backward, x, axis=axis)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """Normalise the last axis of x, then scale by gamma and shift by beta (both (D,))."""
+    return apply(ops.layer_norm_forward, ops.layer_norm_backward, x, gamma, beta, eps=eps)
+
+
+def embedding(ids, table):
+    """Rows of table (V, d_model) picked by the integer ids (...)  ->  (..., d_model)."""
+    return apply(ops.embedding_forward, ops.embedding_backward, ids, table)
+
+
+def mask(scores, keep):
+    """scores where keep (boolean, True = may attend) else -inf."""
+    return apply(ops.mask_forward, ops.mask_backward, scores, keep)
+
+
+def attention(q, k, v, mask=None, scale=None):
+    """Scaled dot-product attention -> (out Tensor (..., T_q, d_v), weights ndarray (..., T_q, T_k)).
+
+    mask: boolean keep-mask broadcastable to (..., T_q, T_k); scale defaults to 1/sqrt(d_k).
+    The weights are returned for inspection; gradients flow through out.
+    """
+    return apply(ops.attention_forward, ops.attention_backward, q, k, v, mask, scale=scale)
+
+
+def split_heads(x, n_heads):
+    """(..., T, d_model) -> (..., n_heads, T, d_k)."""
+    return apply(ops.split_heads_forward, ops.split_heads_backward, x, n_heads=n_heads)
+
+
+def merge_heads(x):
+    """(..., n_heads, T, d_k) -> (..., T, n_heads * d_k)."""
+    return apply(ops.merge_heads_forward, ops.merge_heads_backward, x)
+
+
+def positional_encoding(x):
+    """x (..., T, d_model) plus the sinusoidal positions of the paper."""
+    return apply(ops.positional_encoding_forward, ops.positional_encoding_backward, x)
+
+
+def cross_entropy(logits, targets, ignore_index=None, label_smoothing=0.0):
+    """Mean cross-entropy of logits (..., V) against integer targets (...), as torch's."""
+    return apply(ops.cross_entropy_forward, ops.cross_entropy_backward, logits, targets,
+                 ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+def add(a, b):
+    return apply(ops.add_forward, ops.add_backward, a, b)
+
+
+def sub(a, b):
+    return apply(ops.sub_forward, ops.sub_backward, a, b)
+
+
+def mul(a, b):
+    return apply(ops.mul_forward, ops.mul_backward, a, b)
+
+
+def div(a, b):
+    return apply(ops.div_forward, ops.div_backward, a, b)
+
+
+def matmul(a, b):
+    return apply(ops.matmul_forward, ops.matmul_backward, a, b)
+
+
+def sum(x, axis=None, keepdims=False):
+    return apply(ops.sum_forward, ops.sum_backward, x, axis=axis, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    return apply(ops.mean_forward, ops.mean_backward, x, axis=axis, keepdims=keepdims)
+
+
+def reshape(x, shape):
+    return apply(ops.reshape_forward, ops.reshape_backward, x, shape=shape)
+
+
+def transpose(x, axes=None):
+    return apply(ops.transpose_forward, ops.transpose_backward, x, axes=axes)
+
+
+def exp(x):
+    return apply(ops.exp_forward, ops.exp_backward, x)
+
+
+def log(x):
+    return apply(ops.log_forward, ops.log_backward, x)

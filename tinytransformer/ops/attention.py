@@ -1,0 +1,113 @@
+"""Masks, scaled dot-product attention (one fused op), and splitting into heads.
+
+Masks are boolean and True means "may attend" (keep), as in PyTorch's
+scaled_dot_product_attention. Masking is by selection: a masked score becomes
+-inf before the softmax, so its weight is exactly zero.
+"""
+import math
+
+import numpy as np
+
+from .checks import check_float, check_ids, check_mask
+from .softmax import softmax_backward, softmax_forward
+
+
+def causal_mask(T):
+    """(T, T) keep-mask, True on and below the diagonal: position t sees 0..t."""
+    return np.tril(np.ones((T, T), dtype=bool))
+
+
+def padding_mask(ids, pad_id):
+    """(B, 1, T) keep-mask, False at the PAD positions of ids (B, T).
+
+    The middle axis of size 1 broadcasts over every query position.
+    """
+    check_ids("padding_mask", ids)
+    if ids.ndim != 2:
+        raise ValueError(f"padding_mask: ids must be (B, T), got shape {ids.shape}")
+    return (ids != pad_id)[:, None, :]                       # (B, 1, T)
+
+
+def mask_forward(scores, keep):
+    """Set the scores where keep is False to -inf."""
+    check_float("mask", scores=scores)
+    check_mask("mask", keep, scores.shape)
+    return np.where(keep, scores, -np.inf), keep
+
+
+def mask_backward(dout, cache):
+    keep = cache
+    # out = scores where kept, else a constant  ->  dscores = dout where kept, else 0
+    return np.where(keep, dout, 0), None
+
+
+def attention_forward(q, k, v, keep=None, scale=None):
+    """softmax(q @ k.T * scale, masked) @ v, fused into one op.
+
+    q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v),
+    keep broadcastable to (..., T_q, T_k); scale defaults to 1/sqrt(d_k).
+    Returns (out (..., T_q, d_v), weights (..., T_q, T_k)), cache.
+    A query whose every key is masked gets weights of zero and an output of zero.
+    """
+    check_float("attention", q=q, k=k, v=v)
+    if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
+        raise ValueError(f"attention: q, k, v need the same number (>= 2) of axes, got {q.shape}, {k.shape}, {v.shape}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"attention: q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"attention: k has {k.shape[-2]} positions (T_k) but v has {v.shape[-2]}")
+    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+        raise ValueError(f"attention: q, k, v must share their leading (batch, head) axes, "
+                         f"got {q.shape[:-2]}, {k.shape[:-2]}, {v.shape[:-2]}")
+    scores_shape = q.shape[:-1] + (k.shape[-2],)
+    if keep is not None:
+        check_mask("attention", keep, scores_shape)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    scores = (q @ k.swapaxes(-1, -2)) * scale              # (..., T_q, T_k)
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)
+    weights, _ = softmax_forward(scores, axis=-1)          # (..., T_q, T_k); masked weights are 0
+    out = weights @ v                                      # (..., T_q, d_v)
+    return (out, weights), (q, k, v, weights, scale)
+
+
+def attention_backward(dout, cache):
+    q, k, v, weights, scale = cache
+    # forward: out = W @ v  ->  dv = W.T @ dout, dW = dout @ v.T
+    dv = weights.swapaxes(-1, -2) @ dout                   # (..., T_k, d_v)
+    dweights = dout @ v.swapaxes(-1, -2)                   # (..., T_q, T_k)
+    # forward: W = softmax(S)  ->  dS = W * (dW - sum_j dW_j W_j)   (masked W are 0, so is dS)
+    (dscores,) = softmax_backward(dweights, (weights, -1))
+    dscores = dscores * scale
+    # forward: S = q @ k.T * scale  ->  dq = dS @ k * scale, dk = dS.T @ q * scale
+    dq = dscores @ k                                       # (..., T_q, d_k)
+    dk = dscores.swapaxes(-1, -2) @ q                      # (..., T_k, d_k)
+    return dq, dk, dv, None
+
+
+def split_heads_forward(x, n_heads):
+    """(..., T, d_model) -> (..., n_heads, T, d_k) with d_k = d_model / n_heads."""
+    d_model = x.shape[-1]
+    if n_heads < 1 or d_model % n_heads:
+        raise ValueError(f"split_heads: d_model={d_model} is not divisible by n_heads={n_heads}")
+    *lead, T, _ = x.shape
+    heads = x.reshape(*lead, T, n_heads, d_model // n_heads)  # (..., T, h, d_k)
+    return heads.swapaxes(-2, -3), None                       # (..., h, T, d_k)
+
+
+def split_heads_backward(dout, cache):
+    # splitting moves numbers without changing them: merge the gradient back
+    return (merge_heads_forward(dout)[0],)
+
+
+def merge_heads_forward(x):
+    """(..., n_heads, T, d_k) -> (..., T, n_heads * d_k): the heads side by side."""
+    *lead, h, T, d_k = x.shape
+    return x.swapaxes(-2, -3).reshape(*lead, T, h * d_k), h   # (..., T, h * d_k)
+
+
+def merge_heads_backward(dout, cache):
+    n_heads = cache
+    # merging moves numbers without changing them: split the gradient back
+    return (split_heads_forward(dout, n_heads)[0],)

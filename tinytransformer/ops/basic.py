@@ -1,0 +1,226 @@
+"""Elementwise and shape primitives, each a forward/backward pair.
+
+    out, cache = name_forward(*inputs, **options)
+    grads      = name_backward(dout, cache)   # one per array input, in order
+
+The tape needs these to build anything; attention built from them is
+compared with the fused attention op in the tests.
+"""
+import math
+
+import numpy as np
+
+from .checks import check_float
+
+
+def unbroadcast(grad, shape):
+    """Sum `grad` back to `shape`: the backward of NumPy broadcasting.
+
+    forward: out = a + b, with a of `shape` stretched to out's shape
+    backward: each element of a fed every output element it was copied to,
+    so its gradient is the sum over the copies.
+    """
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    stretched = tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
+    grad = grad.sum(axis=tuple(range(extra)) + stretched, keepdims=True)
+    return grad.reshape(shape)
+
+
+def add_forward(a, b):
+    check_float("add", a=a, b=b)
+    return a + b, (np.shape(a), np.shape(b))
+
+
+def add_backward(dout, cache):
+    a_shape, b_shape = cache
+    # out = a + b  ->  da = dout, db = dout (summed over broadcast axes)
+    return unbroadcast(dout, a_shape), unbroadcast(dout, b_shape)
+
+
+def sub_forward(a, b):
+    check_float("sub", a=a, b=b)
+    return a - b, (np.shape(a), np.shape(b))
+
+
+def sub_backward(dout, cache):
+    a_shape, b_shape = cache
+    # out = a - b  ->  da = dout, db = -dout
+    return unbroadcast(dout, a_shape), unbroadcast(-dout, b_shape)
+
+
+def mul_forward(a, b):
+    check_float("mul", a=a, b=b)
+    return a * b, (a, b)
+
+
+def mul_backward(dout, cache):
+    a, b = cache
+    # out = a * b  ->  da = dout * b, db = dout * a
+    return unbroadcast(dout * b, np.shape(a)), unbroadcast(dout * a, np.shape(b))
+
+
+def div_forward(a, b):
+    check_float("div", a=a, b=b)
+    if np.any(np.asarray(b) == 0):
+        raise ZeroDivisionError("div: the divisor contains zeros")
+    return a / b, (a, b)
+
+
+def div_backward(dout, cache):
+    a, b = cache
+    # out = a / b  ->  da = dout / b, db = -dout * a / b^2
+    return unbroadcast(dout / b, np.shape(a)), unbroadcast(-dout * a / (b * b), np.shape(b))
+
+
+def matmul_forward(a, b):
+    check_float("matmul", a=a, b=b)
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"matmul: both inputs need at least 2 dimensions, got {a.shape} and {b.shape}")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: a is {a.shape} and b is {b.shape}; "
+                         f"a's last axis ({a.shape[-1]}) must equal b's second-to-last ({b.shape[-2]})")
+    return a @ b, (a, b)
+
+
+def matmul_backward(dout, cache):
+    a, b = cache
+    # out = a @ b  ->  da = dout @ b.T, db = a.T @ dout (.T swaps the last two axes)
+    da = dout @ b.swapaxes(-1, -2)
+    db = a.swapaxes(-1, -2) @ dout
+    return unbroadcast(da, a.shape), unbroadcast(db, b.shape)
+
+
+def _normalize_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a % ndim for a in axes)
+
+
+def sum_forward(x, axis=None, keepdims=False):
+    check_float("sum", x=x)
+    return x.sum(axis=axis, keepdims=keepdims), (x.shape, _normalize_axes(axis, x.ndim), keepdims)
+
+
+def sum_backward(dout, cache):
+    x_shape, axes, keepdims = cache
+    # out = sum_i x_i  ->  dx_i = dout: every summed element gets the same gradient
+    if not keepdims:
+        dout = np.expand_dims(dout, axes)
+    return (np.broadcast_to(dout, x_shape),)
+
+
+def mean_forward(x, axis=None, keepdims=False):
+    check_float("mean", x=x)
+    axes = _normalize_axes(axis, x.ndim)
+    count = math.prod(x.shape[a] for a in axes)
+    return x.mean(axis=axis, keepdims=keepdims), (x.shape, axes, keepdims, count)
+
+
+def mean_backward(dout, cache):
+    x_shape, axes, keepdims, count = cache
+    # out = sum_i x_i / n  ->  dx_i = dout / n
+    (dx,) = sum_backward(dout, (x_shape, axes, keepdims))
+    return (dx / count,)
+
+
+def reshape_forward(x, shape):
+    try:
+        out = x.reshape(shape)
+    except ValueError:
+        raise ValueError(f"reshape: cannot reshape {x.shape} ({x.size} elements) into {shape}") from None
+    return out, x.shape
+
+
+def reshape_backward(dout, cache):
+    x_shape = cache
+    # a reshape moves no numbers: the gradient is reshaped back
+    return (dout.reshape(x_shape),)
+
+
+def transpose_forward(x, axes=None):
+    axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(a % x.ndim for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of {x.shape}")
+    return x.transpose(axes), axes
+
+
+def transpose_backward(dout, cache):
+    axes = cache
+    # out axis i is x axis axes[i]; undo it with the inverse permutation
+    return (dout.transpose(np.argsort(axes)),)
+
+
+def exp_forward(x):
+    check_float("exp", x=x)
+    out = np.exp(x)
+    return out, out
+
+
+def exp_backward(dout, cache):
+    out = cache
+    # out = e^x  ->  dx = dout * e^x = dout * out
+    return (dout * out,)
+
+
+def log_forward(x):
+    check_float("log", x=x)
+    if np.any(x <= 0):
+        raise ValueError(f"log: input must be positive, got a minimum of {x.min()}")
+    return np.log(x), x
+
+
+def log_backward(dout, cache):
+    x = cache
+    # out = log x  ->  dx = dout / x
+    return (dout / x,)
+
+
+def relu_forward(x):
+    check_float("relu", x=x)
+    positive = x > 0
+    return x * positive, positive
+
+
+def relu_backward(dout, cache):
+    positive = cache
+    # out = max(x, 0)  ->  dx = dout where x > 0, else 0
+    return (dout * positive,)
+
+
+GELU_C = math.sqrt(2.0 / math.pi)
+
+
+def gelu_forward(x):
+    check_float("gelu", x=x)
+    # tanh form: gelu(x) = 0.5 x (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2/pi)
+    t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))
+    return 0.5 * x * (1.0 + t), (x, t)
+
+
+def gelu_backward(dout, cache):
+    x, t = cache
+    # d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 * 0.044715 x^2)
+    local = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_C * (1.0 + 3 * 0.044715 * x * x)
+    return (dout * local,)
+
+
+def dropout_forward(x, p, rng, training=True):
+    """Inverted dropout: zero each element with probability p, scale the rest by 1/(1-p)."""
+    check_float("dropout", x=x)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1), got {p}")
+    if not training or p == 0.0:
+        return x, None
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"dropout: rng must be an np.random.Generator, got {type(rng).__name__}")
+    scale = (rng.random(x.shape) >= p).astype(x.dtype) / (1.0 - p)
+    return x * scale, scale
+
+
+def dropout_backward(dout, cache):
+    scale = cache
+    # out = x * scale (scale is 0 or 1/(1-p))  ->  dx = dout * scale; identity when not training
+    return (dout if scale is None else dout * scale,)

@@ -1,0 +1,51 @@
+"""Input checks shared by the ops: a clear error before any arithmetic.
+
+Every message names the op, what it expected and what it got, e.g.
+`linear: x has 4 features but W expects 5 (W is (5, 3))`.
+"""
+import numbers
+
+import numpy as np
+
+
+def check_float(op, **arrays):
+    """Each array must hold floating-point numbers, all of one dtype.
+
+    Python scalars are allowed: they take the dtype of the arrays (no upcast).
+    """
+    dtype = None
+    for name, a in arrays.items():
+        if a is None or (isinstance(a, numbers.Real) and not isinstance(a, np.ndarray)):
+            continue
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"{op}: {name} must be a NumPy array or a Tensor, got {type(a).__name__}")
+        if a.dtype.kind != "f":
+            raise TypeError(f"{op}: {name} must hold floating-point numbers, got dtype {a.dtype}")
+        if dtype is not None and a.dtype != dtype:
+            raise TypeError(f"{op}: inputs must share one dtype, got {dtype} and {a.dtype} ({name}); "
+                            "convert one with .astype() first")
+        dtype = a.dtype
+
+
+def check_ids(op, ids, n_rows=None, what="token id"):
+    """ids must be an integer array with every value in [0, n_rows) (any value if n_rows is None)."""
+    if not isinstance(ids, np.ndarray) or ids.dtype.kind not in "iu":
+        kind = ids.dtype if isinstance(ids, np.ndarray) else type(ids).__name__
+        raise TypeError(f"{op}: {what}s must be an integer ndarray, got {kind}")
+    if n_rows is not None and ids.size and (ids.min() < 0 or ids.max() >= n_rows):
+        bad = ids[(ids < 0) | (ids >= n_rows)].flat[0]
+        raise IndexError(f"{op}: {what} {bad} is outside [0, {n_rows})")
+
+
+def check_mask(op, keep, target_shape, target_name="scores"):
+    """keep must be boolean and broadcast to target_shape without changing it."""
+    if not isinstance(keep, np.ndarray) or keep.dtype != np.bool_:
+        kind = keep.dtype if isinstance(keep, np.ndarray) else type(keep).__name__
+        raise TypeError(f"{op}: the mask must be a boolean ndarray (True = may attend), got {kind}")
+    try:
+        shape = np.broadcast_shapes(keep.shape, target_shape)
+    except ValueError:
+        shape = None
+    if shape != tuple(target_shape):
+        raise ValueError(f"{op}: mask of shape {keep.shape} does not broadcast to "
+                         f"{target_name} of shape {tuple(target_shape)}")

@@ -1,0 +1,63 @@
+"""Token embeddings (a table lookup) and the sinusoidal positional encoding."""
+import functools
+
+import numpy as np
+
+from .checks import check_float, check_ids
+
+
+def embedding_forward(ids, table):
+    """ids (...) integers in [0, V), table (V, d_model)  ->  rows (..., d_model)."""
+    check_float("embedding", table=table)
+    if table.ndim != 2:
+        raise ValueError(f"embedding: table must be 2-D (V, d_model), got shape {table.shape}")
+    check_ids("embedding", ids, table.shape[0])
+    return table[ids], (ids, table.shape)
+
+
+def embedding_backward(dout, cache):
+    ids, table_shape = cache
+    # forward: out[n] = table[ids[n]]  ->  dtable[v] = sum of dout[n] over every n with ids[n] == v
+    # (a scatter-add: a token used twice gets both gradients). np.add.at does this but is
+    # slow; instead sort the positions by id and add up each run of equal ids at once.
+    flat_ids = ids.reshape(-1)                                  # (N,)
+    flat_dout = dout.reshape(flat_ids.size, -1)                 # (N, d_model)
+    order = np.argsort(flat_ids, kind="stable")
+    sorted_ids = flat_ids[order]
+    run_starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+    dtable = np.zeros(table_shape, dtype=dout.dtype)
+    dtable[sorted_ids[run_starts]] = np.add.reduceat(flat_dout[order], run_starts, axis=0)
+    return None, dtable
+
+
+@functools.lru_cache(maxsize=32)
+def _positions(T, d_model):
+    t = np.arange(T)[:, None]                                   # (T, 1)
+    two_i = np.arange(0, d_model, 2)                            # (ceil(d_model/2),)
+    angle = t / 10000.0 ** (two_i / d_model)                    # (T, ceil(d_model/2))
+    P = np.empty((T, d_model))
+    P[:, 0::2] = np.sin(angle)
+    P[:, 1::2] = np.cos(angle[:, : d_model // 2])
+    P.flags.writeable = False                                   # cached: nobody may change it
+    return P
+
+
+def sinusoidal_positions(T, d_model):
+    """(T, d_model) float64: P[t, 2i] = sin(t / 10000^(2i/d_model)), P[t, 2i+1] = cos(same)."""
+    if T < 0 or d_model < 1:
+        raise ValueError(f"sinusoidal_positions: need T >= 0 and d_model >= 1, got {T}, {d_model}")
+    return _positions(int(T), int(d_model)).copy()
+
+
+def positional_encoding_forward(x):
+    """x (..., T, d_model)  ->  x + P[:T] (added, not concatenated, as in the paper)."""
+    check_float("positional_encoding", x=x)
+    if x.ndim < 2:
+        raise ValueError(f"positional_encoding: x must be (..., T, d_model), got shape {x.shape}")
+    P = _positions(x.shape[-2], x.shape[-1])
+    return x + P.astype(x.dtype, copy=False), None
+
+
+def positional_encoding_backward(dout, cache):
+    # out = x + P with P a constant  ->  dx = dout
+    return (dout,)

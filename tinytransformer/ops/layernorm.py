@@ -1,0 +1,42 @@
+"""Layer normalisation over the last axis, as torch.nn.LayerNorm.
+
+    mean = mean(x),  var = mean((x - mean)^2)     (biased variance)
+    xhat = (x - mean) / sqrt(var + eps)           (eps inside the root)
+    y    = gamma * xhat + beta
+"""
+import numpy as np
+
+from .checks import check_float
+
+
+def layer_norm_forward(x, gamma, beta, eps=1e-5):
+    """x (..., D), gamma (D,), beta (D,)  ->  y (..., D)."""
+    check_float("layer_norm", x=x, gamma=gamma, beta=beta)
+    D = x.shape[-1]
+    for name, p in (("gamma", gamma), ("beta", beta)):
+        if p.shape != (D,):
+            raise ValueError(f"layer_norm: {name} must have shape ({D},) to match x {x.shape}, got {p.shape}")
+    if eps <= 0:
+        raise ValueError(f"layer_norm: eps must be positive, got {eps}")
+    mean = x.mean(axis=-1, keepdims=True)                  # (..., 1)
+    centered = x - mean                                    # (..., D)
+    var = (centered * centered).mean(axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)                        # (..., 1) reciprocal standard deviation
+    xhat = centered * rstd                                 # (..., D)
+    # Cache xhat and rstd (not x): backward needs exactly these two.
+    return xhat * gamma + beta, (xhat, rstd, gamma)
+
+
+def layer_norm_backward(dout, cache):
+    xhat, rstd, gamma = cache
+    sum_axes = tuple(range(dout.ndim - 1))
+    # forward: y = gamma * xhat + beta  ->  dgamma = sum(dy * xhat), dbeta = sum(dy)
+    dgamma = (dout * xhat).sum(axis=sum_axes)              # (D,)
+    dbeta = dout.sum(axis=sum_axes)                        # (D,)
+    # forward: xhat = (x - mean) * rstd; mean and rstd depend on every x_j too, giving
+    #   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+    dxhat = dout * gamma                                   # (..., D)
+    dx = rstd * (dxhat
+                 - dxhat.mean(axis=-1, keepdims=True)
+                 - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    return dx, dgamma, dbeta

@@ -1,0 +1,46 @@
+"""softmax and log_softmax along any axis, max-subtracted so large logits stay finite.
+
+softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m), with m = max_j x_j: subtracting
+m changes nothing mathematically and keeps every exponent <= 0 (no overflow).
+"""
+import numpy as np
+
+from .checks import check_float
+
+
+def _row_max(x, axis):
+    """Max along axis; a row that is all -inf (fully masked) uses 0 instead of -inf,
+    so that x - m stays -inf there rather than becoming -inf - (-inf) = nan."""
+    m = x.max(axis=axis, keepdims=True)
+    return np.where(np.isneginf(m), 0, m)
+
+
+def softmax_forward(x, axis=-1):
+    check_float("softmax", x=x)
+    e = np.exp(x - _row_max(x, axis))
+    total = e.sum(axis=axis, keepdims=True)
+    # A fully masked row (all -inf) has e = 0 and total = 0: dividing by 1
+    # instead gives weights of zero, never 0/0 = nan.
+    out = e / np.where(total == 0, 1, total)
+    return out, (out, axis)
+
+
+def softmax_backward(dout, cache):
+    out, axis = cache
+    # y = softmax(x): dy_i/dx_j = y_i (delta_ij - y_j), so the Jacobian-vector
+    # product is dx = y * (dout - sum_j dout_j y_j)
+    return (out * (dout - (dout * out).sum(axis=axis, keepdims=True)),)
+
+
+def log_softmax_forward(x, axis=-1):
+    check_float("log_softmax", x=x)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    out = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return out, (out, axis)
+
+
+def log_softmax_backward(dout, cache):
+    out, axis = cache
+    # y_i = x_i - log sum_j e^(x_j): dy_i/dx_j = delta_ij - softmax(x)_j,
+    # so dx = dout - softmax(x) * sum_i dout_i, with softmax(x) = e^y
+    return (dout - np.exp(out) * dout.sum(axis=axis, keepdims=True),)

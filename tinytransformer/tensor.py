@@ -1,0 +1,151 @@
+"""Tensor and Tape: record the ops of a forward pass, replay them backwards.
+
+    with Tape() as tape:
+        loss = F.cross_entropy(model(src, tgt_in), tgt_out)
+    tape.backward(loss)          # or loss.backward()
+
+Inside a `with Tape()` block every op applied to a Tensor that requires a
+gradient is written down, in order, with the cache its backward needs.
+backward() walks that list once in reverse, hands each op the gradient of its
+output and adds (+=) what comes back into the .grad of its inputs. Outside a
+Tape nothing is recorded, so inference needs no special mode.
+
+The tape knows nothing about Transformers: it only chains op pairs from ops/.
+"""
+import numpy as np
+
+from . import ops
+
+_active_tapes = []     # the innermost `with Tape()` block records
+
+
+class Tensor:
+    """An ndarray with a .grad; ops on it are recorded by the active Tape."""
+
+    __slots__ = ("data", "grad", "requires_grad", "name", "_tape")
+
+    def __init__(self, data, requires_grad=False, name=None):
+        self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
+        if requires_grad and self.data.dtype.kind != "f":
+            raise TypeError(f"Tensor: requires_grad needs floating-point data, got dtype {self.data.dtype}")
+        self.grad = None
+        self.requires_grad = requires_grad
+        self.name = name
+        self._tape = None     # the tape that recorded the op making this tensor
+
+    shape = property(lambda self: self.data.shape)
+    dtype = property(lambda self: self.data.dtype)
+    ndim = property(lambda self: self.data.ndim)
+    T = property(lambda self: self.transpose())
+
+    def __repr__(self):
+        label = f", name={self.name!r}" if self.name else ""
+        return f"Tensor(shape={self.shape}, dtype={self.dtype}, requires_grad={self.requires_grad}{label})"
+
+    def backward(self, grad=None):
+        """Backpropagate from this tensor through the tape that recorded it."""
+        if self._tape is None:
+            raise RuntimeError("backward: this tensor was not computed inside a `with Tape()` block "
+                               "from tensors with requires_grad=True, so there is nothing to replay")
+        self._tape.backward(self, grad)
+
+    def __add__(self, other): return apply(ops.add_forward, ops.add_backward, self, other)
+    def __radd__(self, other): return apply(ops.add_forward, ops.add_backward, other, self)
+    def __sub__(self, other): return apply(ops.sub_forward, ops.sub_backward, self, other)
+    def __rsub__(self, other): return apply(ops.sub_forward, ops.sub_backward, other, self)
+    def __mul__(self, other): return apply(ops.mul_forward, ops.mul_backward, self, other)
+    def __rmul__(self, other): return apply(ops.mul_forward, ops.mul_backward, other, self)
+    def __truediv__(self, other): return apply(ops.div_forward, ops.div_backward, self, other)
+    def __rtruediv__(self, other): return apply(ops.div_forward, ops.div_backward, other, self)
+    def __matmul__(self, other): return apply(ops.matmul_forward, ops.matmul_backward, self, other)
+    def __rmatmul__(self, other): return apply(ops.matmul_forward, ops.matmul_backward, other, self)
+    def __neg__(self): return apply(ops.mul_forward, ops.mul_backward, self, -1.0)
+    def sum(self, axis=None, keepdims=False): return apply(ops.sum_forward, ops.sum_backward, self, axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, keepdims=False): return apply(ops.mean_forward, ops.mean_backward, self, axis=axis, keepdims=keepdims)
+    def reshape(self, *shape): return apply(ops.reshape_forward, ops.reshape_backward, self, shape=shape[0] if len(shape) == 1 else shape)
+    def transpose(self, *axes): return apply(ops.transpose_forward, ops.transpose_backward, self, axes=(axes[0] if len(axes) == 1 else axes) or None)
+
+
+class Record:
+    """One line of the tape: which op ran, on what, and what its backward needs."""
+
+    __slots__ = ("name", "backward", "cache", "inputs", "output")
+
+    def __init__(self, name, backward, cache, inputs, output):
+        self.name, self.backward, self.cache, self.inputs, self.output = name, backward, cache, inputs, output
+
+    def __str__(self):
+        shapes = " ".join(str(t.shape) if isinstance(t, Tensor) else "const" for t in self.inputs if t is not None)
+        return f"{self.name:<20} {shapes} -> {self.output.shape}"
+
+
+def apply(forward, backward, *inputs, **options):
+    """Run forward on the arrays of inputs; record it if a tape is active and an input needs a grad.
+
+    An op may return extra outputs after its first (attention returns its weights);
+    those come back as plain ndarrays and are not differentiated.
+    """
+    arrays = [t.data if isinstance(t, Tensor) else t for t in inputs]
+    out, cache = forward(*arrays, **options)
+    out, extras = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
+    out = Tensor(out)
+    if _active_tapes and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+        tape = _active_tapes[-1]
+        out.requires_grad, out._tape = True, tape
+        name = forward.__name__.removesuffix("_forward")
+        tape.records.append(Record(name, backward, cache, inputs, out))
+    return (out, *extras) if extras else out
+
+
+class Tape:
+    """Records ops inside `with Tape() as tape:`; `tape.backward(loss)` replays them in reverse."""
+
+    def __init__(self):
+        self.records = []
+        self.released = False
+
+    def __enter__(self):
+        _active_tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _active_tapes.remove(self)
+
+    def __len__(self):
+        return len(self.records)
+
+    def __str__(self):
+        if self.released:
+            return "Tape(released: replayed by backward, caches freed)"
+        lines = [f"Tape with {len(self.records)} records (op, input shapes -> output shape):"]
+        lines += [f"{i:4d}  {record}" for i, record in enumerate(self.records)]
+        return "\n".join(lines)
+
+    def backward(self, output, grad=None):
+        """Set d(output)/d(output) = grad (1 for a scalar), then replay the records in reverse.
+
+        Adds into the .grad of every tensor on the way, then frees the caches:
+        a tape can be replayed once.
+        """
+        if self.released:
+            raise RuntimeError("backward: this tape was already replayed and its caches freed; "
+                               "run the forward pass again inside a new `with Tape()` block")
+        if grad is None:
+            if output.data.size != 1:
+                raise ValueError(f"backward: output has shape {output.shape}; pass grad= of that shape "
+                                 "(only a single number has an implied gradient of 1)")
+            grad = np.ones_like(output.data)
+        elif np.shape(grad) != output.shape:
+            raise ValueError(f"backward: grad has shape {np.shape(grad)} but output has {output.shape}")
+        output.grad = grad if output.grad is None else output.grad + grad
+        for record in reversed(self.records):
+            dout = record.output.grad
+            if dout is None:         # this op does not lead to the output
+                continue
+            grads = record.backward(dout, record.cache)
+            for t, g in zip(record.inputs, grads):
+                if isinstance(t, Tensor) and t.requires_grad and g is not None:
+                    # out of place: g may be shared with another tensor's .grad
+                    t.grad = g if t.grad is None else t.grad + g
+        self.records.clear()
+        self.released = True
