@@ -3,10 +3,11 @@
     import tinytransformer as tt
     from tinytransformer import functional as F
 """
-from . import data, functional, ops
+from . import data, functional, nn, ops
 from .data import BOS, EOS, PAD
 from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions
+from .nn import TransformerConfig
 from .tensor import Tape, Tensor
 
 __version__ = "0.1.0"
