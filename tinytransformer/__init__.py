@@ -5,9 +5,12 @@
 """
 from . import data, functional, nn, ops
 from .data import BOS, EOS, PAD
+from .memory import keep_freed_memory
 from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions
 from .nn import TransformerConfig
 from .tensor import Tape, Tensor
 
 __version__ = "0.1.0"
+
+keep_freed_memory()     # reuse freed arrays' memory: see memory.py (no effect on results)

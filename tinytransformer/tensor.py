@@ -12,6 +12,8 @@ Tape nothing is recorded, so inference needs no special mode.
 
 The tape knows nothing about Transformers: it only chains op pairs from ops/.
 """
+import time
+
 import numpy as np
 
 from . import ops
@@ -85,6 +87,7 @@ def apply(forward, backward, *inputs, **options):
     An op may return extra outputs after its first (attention returns its weights);
     those come back as plain ndarrays and are not differentiated.
     """
+    start = time.perf_counter()
     arrays = [t.data if isinstance(t, Tensor) else t for t in inputs]
     out, cache = forward(*arrays, **options)
     out, extras = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
@@ -94,15 +97,27 @@ def apply(forward, backward, *inputs, **options):
         out.requires_grad, out._tape = True, tape
         name = forward.__name__.removesuffix("_forward")
         tape.records.append(Record(name, backward, cache, inputs, out))
+        if tape.seconds is not None:
+            tape.add_seconds(name, "forward", time.perf_counter() - start)
     return (out, *extras) if extras else out
 
 
 class Tape:
-    """Records ops inside `with Tape() as tape:`; `tape.backward(loss)` replays them in reverse."""
+    """Records ops inside `with Tape() as tape:`; `tape.backward(loss)` replays them in reverse.
 
-    def __init__(self):
+    Tape(profile=True) also adds up the seconds each kind of op spends:
+    tape.seconds[name] = {"forward": s, "backward": s, "calls": n}.
+    """
+
+    def __init__(self, profile=False):
         self.records = []
         self.released = False
+        self.seconds = {} if profile else None
+
+    def add_seconds(self, name, phase, seconds):
+        totals = self.seconds.setdefault(name, {"forward": 0.0, "backward": 0.0, "calls": 0})
+        totals[phase] += seconds
+        totals["calls"] += phase == "forward"
 
     def __enter__(self):
         _active_tapes.append(self)
@@ -142,7 +157,10 @@ class Tape:
             dout = record.output.grad
             if dout is None:         # this op does not lead to the output
                 continue
+            start = time.perf_counter()
             grads = record.backward(dout, record.cache)
+            if self.seconds is not None:
+                self.add_seconds(record.name, "backward", time.perf_counter() - start)
             for t, g in zip(record.inputs, grads):
                 if isinstance(t, Tensor) and t.requires_grad and g is not None:
                     # out of place: g may be shared with another tensor's .grad

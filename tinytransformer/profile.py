@@ -1,0 +1,49 @@
+"""Where does a training step spend its time? Ask the tape.
+
+A Tape(profile=True) adds up the seconds of every op's forward and backward,
+by op name. What is left of a step's wall time is the optimiser and Python's
+own bookkeeping (building Tensors, walking the tape).
+"""
+import time
+
+from . import functional as F
+from .data import PAD
+from .tensor import Tape
+
+
+def profile_steps(model, batch, optimizer, steps=20):
+    """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step)."""
+    totals = {}
+    start = time.perf_counter()
+    for _ in range(steps):
+        with Tape(profile=True) as tape:
+            loss = F.cross_entropy(model(batch.src, batch.tgt_in), batch.tgt_out, ignore_index=PAD)
+        tape.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+        for name, seconds in tape.seconds.items():
+            into = totals.setdefault(name, {"forward": 0.0, "backward": 0.0, "calls": 0})
+            for key in into:
+                into[key] += seconds[key]
+    return totals, (time.perf_counter() - start) / steps
+
+
+def profile_table(totals, step_seconds, steps):
+    """A table of milliseconds per step by op, largest first, with what the ops do not explain."""
+    rows = sorted(totals.items(), key=lambda item: -(item[1]["forward"] + item[1]["backward"]))
+    ms = 1e3 / steps
+    lines = [f"{'op':<20}{'calls':>7}{'forward ms':>12}{'backward ms':>13}{'total ms':>10}{'share':>8}",
+             "-" * 70]
+    in_ops = 0.0
+    for name, t in rows:
+        total = (t["forward"] + t["backward"]) * ms
+        in_ops += total
+        lines.append(f"{name:<20}{t['calls'] // steps:>7}{t['forward'] * ms:>12.3f}{t['backward'] * ms:>13.3f}"
+                     f"{total:>10.3f}{total / (step_seconds * 1e3):>8.1%}")
+    step_ms = step_seconds * 1e3
+    lines += ["-" * 70,
+              f"{'all ops':<20}{'':>7}{'':>12}{'':>13}{in_ops:>10.3f}{in_ops / step_ms:>8.1%}",
+              f"{'optimiser + Python':<20}{'':>7}{'':>12}{'':>13}{step_ms - in_ops:>10.3f}"
+              f"{(step_ms - in_ops) / step_ms:>8.1%}",
+              f"{'one training step':<20}{'':>7}{'':>12}{'':>13}{step_ms:>10.3f}"]
+    return "\n".join(lines)
