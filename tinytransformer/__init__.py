@@ -4,6 +4,8 @@
     from tinytransformer import functional as F
 """
 from . import data, functional, nn, ops
+from . import decode, optim, train
+from .checkpoint import load_checkpoint, save_checkpoint
 from .data import BOS, EOS, PAD
 from .memory import keep_freed_memory
 from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error

@@ -1,0 +1,111 @@
+"""Save a Transformer to one .npz file and load it back.
+
+The file holds one array per named parameter ("embed.table",
+"encoder.0.self_attn.W_q.W", ...) and, under the key "config", the
+TransformerConfig as a JSON string. It is read with allow_pickle=False, so
+loading a file can never run code. Anything that does not fit — no file, a
+damaged file, a missing, extra or mis-shaped parameter, a config that does
+not describe the parameters — is a clear error, never a half-loaded model.
+"""
+import dataclasses
+import json
+import os
+import tempfile
+import zipfile
+import zlib
+
+import numpy as np
+
+from .nn import Transformer, TransformerConfig
+
+CONFIG_KEY = "config"
+# what reading a damaged entry of a zip archive can raise
+READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
+def save_checkpoint(model, path):
+    """Write every parameter of model and its config to path (.npz).
+
+    The file is written beside path under a temporary name and then renamed
+    over it, so a crash never leaves a half-written checkpoint. An existing
+    file is only replaced if it is itself a checkpoint.
+    """
+    if not isinstance(model, Transformer):
+        raise TypeError(f"save_checkpoint: model must be a Transformer, got {type(model).__name__}")
+    if os.path.exists(path) and not is_checkpoint(path):
+        raise FileExistsError(f"save_checkpoint: {path} exists and is not a tinytransformer checkpoint; "
+                              "refusing to overwrite it")
+    arrays = {name: p.data for name, p in model.named_parameters()}
+    arrays[CONFIG_KEY] = np.array(json.dumps(dataclasses.asdict(model.config)))   # a unicode scalar array
+    directory = os.path.dirname(os.path.abspath(path))
+    with tempfile.NamedTemporaryFile(dir=directory, suffix=".npz.tmp", delete=False) as f:
+        temporary = f.name
+        try:
+            np.savez(f, **arrays)
+        except BaseException:
+            os.remove(temporary)
+            raise
+    os.replace(temporary, path)
+
+
+def is_checkpoint(path):
+    """True if path is an .npz archive with a config entry (its parameters are not checked)."""
+    try:
+        return CONFIG_KEY in read_arrays(path)
+    except ValueError:
+        return False
+
+
+def load_checkpoint(path):
+    """Read a file written by save_checkpoint -> a Transformer, in eval mode (dropout off).
+
+    Call model.train() to continue training it.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"load_checkpoint: no checkpoint file at {path}")
+    arrays = read_arrays(path)
+    if CONFIG_KEY not in arrays:
+        raise ValueError(f"load_checkpoint: {path} has no {CONFIG_KEY!r} entry; "
+                         "it is not a tinytransformer checkpoint")
+    model = Transformer(read_config(arrays.pop(CONFIG_KEY), path), rng=0)
+    expected = dict(model.named_parameters())
+    missing = [name for name in expected if name not in arrays]
+    extra = [name for name in arrays if name not in expected]
+    if missing or extra:
+        raise ValueError(f"load_checkpoint: {path} does not match its config: "
+                         f"missing parameters {missing}, unexpected entries {extra}")
+    for name, p in expected.items():
+        saved = arrays[name]
+        if saved.shape != p.shape or saved.dtype != p.dtype:
+            raise ValueError(f"load_checkpoint: {path}: parameter {name} is {saved.dtype} {saved.shape} "
+                             f"but the config needs {p.dtype} {p.shape}")
+        if not np.all(np.isfinite(saved)):
+            raise ValueError(f"load_checkpoint: {path}: parameter {name} holds NaN or infinite values")
+    for name, p in expected.items():
+        p.data = arrays[name]
+    return model.eval()
+
+
+def read_arrays(path):
+    """Every entry of the .npz archive at path, read in full: {name: ndarray}.
+
+    An .npz file is a zip archive of .npy files; a truncated one has lost the
+    zip's directory at its end, so it is not recognised as a zip at all.
+    """
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"load_checkpoint: {path} is not an .npz checkpoint: not a zip archive "
+                         "(damaged, truncated, or another kind of file)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except READ_ERRORS as error:
+        raise ValueError(f"load_checkpoint: {path} is damaged: {type(error).__name__}: {error}") from error
+
+
+def read_config(entry, path):
+    """The JSON string saved under "config" -> a TransformerConfig (which checks its own values)."""
+    try:
+        fields = json.loads(str(entry))
+        return TransformerConfig(**fields)
+    except (json.JSONDecodeError, TypeError, ValueError) as error:
+        raise ValueError(f"load_checkpoint: {path} has an invalid config ({error})") from error

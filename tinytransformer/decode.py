@@ -1,0 +1,145 @@
+"""Turn a trained model into output sequences: greedy, sampling, beam search.
+
+Each decoder encodes the source once, starts every row from BOS and adds one
+token at a time, all rows (and beams) of the batch together. A row that has
+produced EOS is finished: it gets PAD from then on. The returned ids exclude
+the leading BOS:
+
+    ids = greedy(model, src_ids, max_len)      # (B, <= max_len)
+
+Decoding runs in eval mode (dropout off) and outside any Tape: nothing is
+recorded, nothing is kept for a backward pass.
+"""
+import contextlib
+
+import numpy as np
+
+from . import functional as F
+from .data import BOS, EOS, PAD
+from .tensor import _active_tapes
+
+
+@contextlib.contextmanager
+def inference(model, name):
+    """Eval mode inside the block (the model's own mode is restored after); refuses to run inside a Tape."""
+    if _active_tapes:
+        raise RuntimeError(f"{name}: called inside a `with Tape()` block; decoding needs no gradients, "
+                           "so call it outside the block")
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)
+
+
+def check_max_len(model, max_len, name):
+    # the decoder reads BOS plus up to max_len - 1 generated tokens
+    if not 1 <= max_len <= model.config.max_len:
+        raise ValueError(f"{name}: max_len must be between 1 and the model's max_len "
+                         f"{model.config.max_len}, got {max_len}")
+
+
+def next_token_logits(model, prefix, memory, src_keep):
+    """Logits (N, V) of the token that follows each row of prefix (N, t).
+
+    Re-runs the decoder over the whole prefix and keeps its last position. A
+    key/value cache would run only the new position; every decoder below gets
+    its logits from here, so this is the one function to change for that.
+    """
+    return model.decode(prefix, memory, src_keep).data[:, -1]          # (N, V)
+
+
+def generate(model, src_ids, max_len, choose, name):
+    """The loop greedy and sample share; choose(logits (B, V)) -> next ids (B,)."""
+    check_max_len(model, max_len, name)
+    with inference(model, name):
+        memory, src_keep = model.encode(src_ids)                        # (B, T_src, d_model)
+        B = len(src_ids)
+        ids = np.full((B, 1), BOS, dtype=np.int64)                      # (B, 1)
+        finished = np.zeros(B, dtype=bool)                              # (B,)
+        for _ in range(max_len):
+            token = choose(next_token_logits(model, ids, memory, src_keep))   # (B,)
+            token = np.where(finished, PAD, token)
+            ids = np.concatenate([ids, token[:, None]], axis=1)         # (B, t + 1)
+            finished |= token == EOS
+            if finished.all():
+                break
+    return ids[:, 1:]                                                   # (B, <= max_len)
+
+
+def greedy(model, src_ids, max_len):
+    """Always take the most likely next token. src_ids (B, T_src) -> ids (B, <= max_len)."""
+    return generate(model, src_ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy")
+
+
+def sample(model, src_ids, max_len, rng, temperature=1.0, top_k=None):
+    """Draw each next token from softmax(logits / temperature), over the top_k most likely if given.
+
+    rng: an np.random.Generator or a seed. A small temperature approaches greedy.
+    src_ids (B, T_src) -> ids (B, <= max_len).
+    """
+    if temperature <= 0:
+        raise ValueError(f"sample: temperature must be > 0, got {temperature}")
+    V = model.config.vocab_size
+    if top_k is not None and not 1 <= top_k <= V:
+        raise ValueError(f"sample: top_k must be between 1 and the vocabulary size {V}, got {top_k}")
+    rng = np.random.default_rng(rng)
+
+    def choose(logits):                                                 # (B, V)
+        z = logits.astype(np.float64) / temperature
+        if top_k is not None:
+            kth_largest = np.sort(z, axis=-1)[:, -top_k, None]          # (B, 1)
+            z = np.where(z >= kth_largest, z, -np.inf)
+        # Gumbel-max trick: argmax(z + Gumbel noise) is a draw from softmax(z)
+        return (z + rng.gumbel(size=z.shape)).argmax(axis=-1)           # (B,)
+
+    return generate(model, src_ids, max_len, choose, "sample")
+
+
+def length_normalised(score, length, alpha):
+    """GNMT's length penalty (Wu et al., 2016), used by the paper with alpha = 0.6:
+    score / ((5 + length) / 6) ** alpha. alpha = 0 ranks by log-probability alone."""
+    return score / ((5.0 + length) / 6.0) ** alpha
+
+
+def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6):
+    """Keep the beam_width most likely prefixes of every row; return the best hypothesis.
+
+    A hypothesis that has produced EOS is finished: it stays in the beam,
+    extended by PAD at no cost, and competes with the unfinished ones by
+    log-probability. At the end each row's hypotheses are ranked by
+    log-probability / ((5 + length) / 6) ** length_penalty (the paper: beam 4,
+    penalty 0.6). Width 1 is greedy. src_ids (B, T_src) -> ids (B, <= max_len).
+    """
+    check_max_len(model, max_len, "beam_search")
+    if beam_width < 1:
+        raise ValueError(f"beam_search: beam_width must be >= 1, got {beam_width}")
+    K = beam_width
+    with inference(model, "beam_search"):
+        memory, src_keep = model.encode(src_ids)                        # (B, T_src, d_model)
+        B, V = len(src_ids), model.config.vocab_size
+        memory = np.repeat(memory.data, K, axis=0)                      # (B*K, T_src, d_model): row b's beams together
+        src_keep = np.repeat(src_keep, K, axis=0)                       # (B*K, 1, T_src)
+        ids = np.full((B, K, 1), BOS, dtype=np.int64)                   # (B, K, 1)
+        score = np.full((B, K), -np.inf)                                # (B, K) sum of log-probabilities
+        score[:, 0] = 0.0                   # one live beam at first, so the K beams do not start identical
+        finished = np.zeros((B, K), dtype=bool)                         # (B, K)
+        # a finished hypothesis may only continue with PAD, at log-probability 0
+        pad_only = np.where(np.arange(V) == PAD, 0.0, -np.inf)          # (V,)
+        for _ in range(max_len):
+            logits = next_token_logits(model, ids.reshape(B * K, -1), memory, src_keep)
+            logp = F.log_softmax(logits.astype(np.float64)).data.reshape(B, K, V)   # (B, K, V)
+            logp = np.where(finished[..., None], pad_only, logp)
+            candidates = (score[..., None] + logp).reshape(B, K * V)   # (B, K*V) every one-token extension
+            best = np.argsort(-candidates, axis=-1, kind="stable")[:, :K]   # (B, K)
+            beam, token = best // V, best % V                           # (B, K) which prefix, which token
+            ids = np.concatenate([np.take_along_axis(ids, beam[..., None], axis=1), token[..., None]],
+                                 axis=2)                                # (B, K, t + 1)
+            finished = np.take_along_axis(finished, beam, axis=1) | (token == EOS)
+            score = np.take_along_axis(candidates, best, axis=1)
+            if finished.all():
+                break
+    length = (ids[..., 1:] != PAD).sum(axis=-1)                         # (B, K) tokens up to EOS
+    winner = length_normalised(score, length, length_penalty).argmax(axis=1)   # (B,)
+    return ids[np.arange(B), winner, 1:]                                # (B, <= max_len)

@@ -1,0 +1,132 @@
+"""Optimizers, the paper's learning-rate schedule, and gradient clipping.
+
+    optimizer = Adam(model.parameters(), lr=0.0)
+    schedule = WarmupSchedule(d_model=64, warmup=200)
+    for step in range(1, n_steps + 1):
+        optimizer.lr = schedule(step)
+        optimizer.zero_grad()
+        ... forward inside a Tape, tape.backward(loss) ...
+        optimizer.step()
+
+An optimizer updates each parameter's .data in place from its .grad; a
+parameter whose .grad is None (it did not take part in the loss) is skipped.
+"""
+import numpy as np
+
+from .tensor import Tensor
+
+
+class Optimizer:
+    """What SGD and Adam share: the parameter list, the learning rate, zero_grad."""
+
+    def __init__(self, params, lr):
+        self.params = list(params)
+        for p in self.params:
+            if not isinstance(p, Tensor) or not p.requires_grad:
+                raise TypeError(f"{type(self).__name__}: every parameter must be a Tensor with "
+                                f"requires_grad=True, got {p!r}")
+        if len({id(p) for p in self.params}) != len(self.params):
+            raise ValueError(f"{type(self).__name__}: a parameter appears twice; it would be updated twice")
+        if lr < 0:
+            raise ValueError(f"{type(self).__name__}: lr must be >= 0, got {lr}")
+        self.lr = lr            # a schedule may set this before each step
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum and L2 weight decay, as torch.optim.SGD.
+
+        g = grad + weight_decay * w
+        v = momentum * v + g          (v starts at 0, so v = g on the first step)
+        w = w - lr * v
+    """
+
+    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
+        super().__init__(params, lr)
+        self.momentum, self.weight_decay = momentum, weight_decay
+        self.velocity = [np.zeros_like(p.data) for p in self.params]
+
+    def step(self):
+        for p, v in zip(self.params, self.velocity):
+            if p.grad is None:
+                continue
+            g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad
+            v *= self.momentum
+            v += g
+            p.data -= self.lr * v
+
+
+class Adam(Optimizer):
+    """Adam (Kingma and Ba, 2015) with the paper's betas = (0.9, 0.98) and eps = 1e-9.
+
+    With t the number of steps taken so far (from 1):
+        m = beta1 * m + (1 - beta1) * g              running mean of the gradient
+        v = beta2 * v + (1 - beta2) * g**2           running mean of its square
+        m_hat = m / (1 - beta1**t),  v_hat = v / (1 - beta2**t)    undo the bias towards 0
+        w = w - lr * m_hat / (sqrt(v_hat) + eps)
+    """
+
+    def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
+        super().__init__(params, lr)
+        self.beta1, self.beta2 = betas
+        self.eps = eps
+        self.t = 0
+        self.m = [np.zeros_like(p.data) for p in self.params]
+        self.v = [np.zeros_like(p.data) for p in self.params]
+
+    def step(self):
+        self.t += 1
+        correction1 = 1.0 - self.beta1 ** self.t
+        correction2 = 1.0 - self.beta2 ** self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            m *= self.beta1
+            m += (1.0 - self.beta1) * p.grad
+            v *= self.beta2
+            v += (1.0 - self.beta2) * p.grad ** 2
+            p.data -= self.lr * (m / correction1) / (np.sqrt(v / correction2) + self.eps)
+
+
+class WarmupSchedule:
+    """The paper's learning rate (section 5.3), times a scale factor:
+
+        lr(step) = scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5),  step = 1, 2, ...
+
+    It rises linearly for `warmup` steps, peaks at scale * (d_model * warmup)**-0.5
+    when step = warmup, then decays as 1/sqrt(step).
+    """
+
+    def __init__(self, d_model, warmup, scale=1.0):
+        if d_model < 1 or warmup < 1 or scale <= 0:
+            raise ValueError(f"WarmupSchedule: d_model and warmup must be >= 1 and scale > 0, "
+                             f"got d_model={d_model}, warmup={warmup}, scale={scale}")
+        self.d_model, self.warmup, self.scale = d_model, warmup, scale
+
+    def __call__(self, step):
+        if step < 1:
+            raise ValueError(f"WarmupSchedule: steps count from 1, got {step}")
+        return self.scale * self.d_model ** -0.5 * min(step ** -0.5, step * self.warmup ** -1.5)
+
+
+def clip_grad_norm(params, max_norm):
+    """Scale every gradient by the same factor so that their joint L2 norm is at most max_norm.
+
+        total_norm = sqrt(sum over all gradients of sum(g**2))
+        if total_norm > max_norm:  g = g * max_norm / total_norm
+
+    Returns total_norm before clipping. Out of place (p.grad = p.grad * s): one
+    gradient array may be shared by two tensors, so it is never changed in place.
+    """
+    if max_norm <= 0:
+        raise ValueError(f"clip_grad_norm: max_norm must be > 0, got {max_norm}")
+    with_grad = [p for p in params if p.grad is not None]
+    total_norm = float(np.sqrt(sum(float(np.sum(p.grad.astype(np.float64) ** 2)) for p in with_grad)))
+    if total_norm > max_norm:
+        s = max_norm / total_norm
+        for p in with_grad:
+            p.grad = p.grad * s
+    return total_norm
