@@ -1,5 +1,6 @@
-"""Command line: `python -m tinytransformer gradcheck`."""
+"""Command line: `python -m tinytransformer train | gradcheck`."""
 import argparse
+import json
 import sys
 
 import numpy as np
@@ -29,6 +30,111 @@ def gradcheck_command(args):
     return 1 if failures else 0
 
 
+def train_command(args):
+    """Train the classroom Transformer on copy or reverse; print, and optionally save, the result."""
+    from .checkpoint import save_checkpoint
+    from .data import make_batch, vocab_size
+    from .decode import greedy
+    from .nn import TransformerConfig
+    from .train import EVAL_SEED_OFFSET, train
+
+    config = TransformerConfig(vocab_size=vocab_size(args.vocab), d_model=args.d_model, n_heads=args.heads,
+                               n_layers=args.layers, d_ff=args.d_ff, max_len=args.seq_len + 1,
+                               dropout=args.dropout)
+    print(f"{args.task} task: {args.vocab} symbols, length {args.seq_len}"
+          f"{' (variable)' if args.variable_length else ''}; d_model {config.d_model}, {config.n_heads} heads, "
+          f"{config.n_layers}+{config.n_layers} layers, d_ff {config.d_ff}; batch {args.batch_size}, "
+          f"Adam, warmup {args.warmup}, lr scale {args.lr}, seed {args.seed}")
+    result = train(config, args.task, seq_len=args.seq_len, n_symbols=args.vocab, batch_size=args.batch_size,
+                   steps=args.steps, lr_scale=args.lr, warmup=args.warmup, clip_norm=args.clip_norm,
+                   label_smoothing=args.label_smoothing, variable_length=args.variable_length,
+                   seed=args.seed, eval_every=args.eval_every, target_accuracy=args.target_accuracy)
+    reached = result.reached_target_at_step
+    print(f"held-out exact match {result.exact_match:.1%} after {result.steps} steps; "
+          + (f"reached {args.target_accuracy:.0%} at step {reached}" if reached
+             else f"did not reach {args.target_accuracy:.0%}"))
+    print(f"{result.wall_seconds:.1f} s wall, {result.train_seconds:.1f} s in training steps, "
+          f"{result.ms_per_step:.1f} ms/step")
+
+    examples = make_batch(args.task, 3, args.seq_len, args.vocab, args.seed + EVAL_SEED_OFFSET,
+                          args.variable_length)
+    predicted = greedy(result.model, examples.src, max_len=args.seq_len + 1)
+    print("\nheld-out examples (symbols as 0, 1, ..., . for PAD):")
+    for src, target, prediction in zip(examples.src, examples.tgt_out, predicted):
+        print(f"  source     {token_text(src)}\n  target     {token_text(target)}\n"
+              f"  predicted  {token_text(prediction)}\n")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({key: value for key, value in result.summary().items() if key != "eval_history"},
+                      f, indent=1)
+    if args.save:
+        save_checkpoint(result.model, args.save)
+    if args.plot:
+        plot_training(result, examples, args.plot)
+    return 0 if reached or args.target_accuracy is None else 1
+
+
+def token_text(ids):
+    """Token ids as a readable line: symbols as 0, 1, 2, ..., then the special tokens by name."""
+    from .data import BOS, EOS, N_SPECIAL, PAD
+
+    names = {PAD: ".", BOS: "<s>", EOS: "</s>"}
+    return " ".join(names.get(int(i), str(int(i) - N_SPECIAL)) for i in ids)
+
+
+def plot_training(result, examples, path):
+    """A PNG: the loss curve, and the cross-attention of the first example (mean over heads).
+
+    Row t of the heatmap is the decoder position that predicts the t-th target token.
+    """
+    from . import plot
+
+    model = result.model.eval()
+    src, tgt_in, tgt_out = (ids[:1] for ids in examples)                # one example, (1, T)
+    model(src, tgt_in)                                                  # fills each layer's .weights
+    last = f"decoder.{model.config.n_layers - 1}.cross_attn"
+    weights = model.attention_weights()[last][0].mean(axis=0)           # (T_tgt, T_src)
+    figure, (ax_loss, ax_attention) = plot.plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
+    plot.loss_curve(result.losses, ax=ax_loss, steps=range(1, len(result.losses) + 1), log_scale=True,
+                    title=f"{result.task}: training loss")
+    plot.attention_heatmap(weights, x_labels=token_text(src[0]).split(), y_labels=token_text(tgt_out[0]).split(),
+                           ax=ax_attention, title=f"{last}, mean over heads")
+    figure.savefig(path, dpi=100)
+    plot.plt.close(figure)
+
+
+def add_train_parser(commands):
+    from .train import EVAL_EVERY, LR_SCALE, WARMUP
+
+    train = commands.add_parser("train", help="train a Transformer on the copy or reverse task",
+                                description="Train the classroom Transformer until held-out exact match "
+                                            "reaches --target-accuracy (exit status 1 if it does not).")
+    train.add_argument("--task", choices=["copy", "reverse"], default="reverse")
+    train.add_argument("--seq-len", type=int, default=10, help="symbols per sequence")
+    train.add_argument("--vocab", type=int, default=10, help="number of distinct symbols")
+    train.add_argument("--variable-length", action="store_true", help="lengths 1..seq-len, padded with PAD")
+    train.add_argument("--d-model", type=int, default=64)
+    train.add_argument("--heads", type=int, default=4)
+    train.add_argument("--layers", type=int, default=2, help="encoder layers, and as many decoder layers")
+    train.add_argument("--d-ff", type=int, default=128)
+    train.add_argument("--dropout", type=float, default=0.0)
+    train.add_argument("--batch-size", type=int, default=64)
+    train.add_argument("--steps", type=int, default=3000, help="at most this many steps")
+    train.add_argument("--lr", type=float, default=LR_SCALE, help="scale of the warmup learning-rate schedule")
+    train.add_argument("--warmup", type=int, default=WARMUP, help="steps of linear learning-rate warmup")
+    train.add_argument("--clip-norm", type=float, default=None, help="clip the gradient norm to this")
+    train.add_argument("--label-smoothing", type=float, default=0.0)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--eval-every", type=int, default=EVAL_EVERY,
+                       help="steps between held-out evaluations (0 = only at the end)")
+    train.add_argument("--target-accuracy", type=float, default=0.99, help="stop once exact match reaches this")
+    train.add_argument("--json", metavar="PATH", help="write the result (steps, times, losses, ...) as JSON")
+    train.add_argument("--save", metavar="PATH", help="save the trained model as an .npz checkpoint")
+    train.add_argument("--plot", metavar="PATH", help="save a PNG of the loss curve and a cross-attention map")
+    train.set_defaults(run=train_command)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tinytransformer",
                                      description="A Transformer in NumPy, with hand-derived backward passes.")
@@ -36,6 +142,7 @@ def main(argv=None):
     check = commands.add_parser("gradcheck", help="check every op's backward pass against finite differences")
     check.add_argument("--seed", type=int, default=0, help="seed of the random inputs and upstream gradients")
     check.set_defaults(run=gradcheck_command)
+    add_train_parser(commands)
     args = parser.parse_args(argv)
     return args.run(args)
 

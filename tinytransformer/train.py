@@ -24,6 +24,9 @@ from .optim import Adam, WarmupSchedule, clip_grad_norm
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out set's seed is seed + this: no overlap with training streams
+# The defaults of train() and of `python -m tinytransformer train`, tuned for the fewest
+# steps to 99% held-out exact match on the classroom model (the grid is in the README).
+LR_SCALE, WARMUP, EVAL_EVERY = 2.0, 200, 100
 
 
 def exact_match(pred_ids, tgt_out):
@@ -109,8 +112,8 @@ class Progress:
 
 
 def train(config, task="reverse", *, seq_len=10, n_symbols=10, batch_size=64, steps=3000,
-          lr_scale=2.0, warmup=200, clip_norm=None, label_smoothing=0.0, variable_length=False,
-          seed=0, eval_every=100, eval_size=1000, target_accuracy=0.99, progress=sys.stderr):
+          lr_scale=LR_SCALE, warmup=WARMUP, clip_norm=None, label_smoothing=0.0, variable_length=False,
+          seed=0, eval_every=EVAL_EVERY, eval_size=1000, target_accuracy=0.99, progress=sys.stderr):
     """Train a new Transformer(config) on task; returns a TrainResult (the model included).
 
     config: a TransformerConfig with room for the task (vocab_size >= n_symbols + 3,
