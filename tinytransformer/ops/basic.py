@@ -28,6 +28,22 @@ def unbroadcast(grad, shape):
     return grad.reshape(shape)
 
 
+# Sums along a short axis, written as products with a vector of ones: the same
+# numbers (up to rounding order), but NumPy's own reduction pays a fixed cost
+# per row, while BLAS's matrix-vector product does not. For the classroom
+# model's rows of 11 or 64 numbers that is 3-4 times faster.
+
+def sum_last(x):
+    """x.sum(axis=-1, keepdims=True), as x @ ones."""
+    return (x @ np.ones(x.shape[-1], dtype=x.dtype))[..., None]          # (..., 1)
+
+
+def sum_leading(x):
+    """x.sum over every axis but the last, as ones @ x: (..., D) -> (D,)."""
+    rows = x.reshape(-1, x.shape[-1])                                    # (N, D)
+    return np.ones(rows.shape[0], dtype=x.dtype) @ rows                  # (D,)
+
+
 def add_forward(a, b):
     check_float("add", a=a, b=b)
     return a + b, (np.shape(a), np.shape(b))

@@ -6,6 +6,7 @@
 """
 import numpy as np
 
+from .basic import sum_last, sum_leading
 from .checks import check_float
 
 
@@ -18,9 +19,9 @@ def layer_norm_forward(x, gamma, beta, eps=1e-5):
             raise ValueError(f"layer_norm: {name} must have shape ({D},) to match x {x.shape}, got {p.shape}")
     if eps <= 0:
         raise ValueError(f"layer_norm: eps must be positive, got {eps}")
-    mean = x.mean(axis=-1, keepdims=True)                  # (..., 1)
+    mean = sum_last(x) / D                                 # (..., 1)
     centered = x - mean                                    # (..., D)
-    var = (centered * centered).mean(axis=-1, keepdims=True)
+    var = sum_last(centered * centered) / D                # (..., 1)
     rstd = 1.0 / np.sqrt(var + eps)                        # (..., 1) reciprocal standard deviation
     xhat = centered * rstd                                 # (..., D)
     # Cache xhat and rstd (not x): backward needs exactly these two.
@@ -29,14 +30,12 @@ def layer_norm_forward(x, gamma, beta, eps=1e-5):
 
 def layer_norm_backward(dout, cache):
     xhat, rstd, gamma = cache
-    sum_axes = tuple(range(dout.ndim - 1))
+    D = xhat.shape[-1]
     # forward: y = gamma * xhat + beta  ->  dgamma = sum(dy * xhat), dbeta = sum(dy)
-    dgamma = (dout * xhat).sum(axis=sum_axes)              # (D,)
-    dbeta = dout.sum(axis=sum_axes)                        # (D,)
+    dgamma = sum_leading(dout * xhat)                      # (D,)
+    dbeta = sum_leading(dout)                              # (D,)
     # forward: xhat = (x - mean) * rstd; mean and rstd depend on every x_j too, giving
     #   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
     dxhat = dout * gamma                                   # (..., D)
-    dx = rstd * (dxhat
-                 - dxhat.mean(axis=-1, keepdims=True)
-                 - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    dx = rstd * (dxhat - sum_last(dxhat) / D - xhat * (sum_last(dxhat * xhat) / D))
     return dx, dgamma, dbeta
