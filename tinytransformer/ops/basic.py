@@ -44,26 +44,38 @@ def sum_leading(x):
     return np.ones(rows.shape[0], dtype=x.dtype) @ rows                  # (D,)
 
 
+# In add, sub, mul and div an input may be a plain Python number: a constant,
+# so its gradient is None (and costs nothing).
+
+def _shape(a):
+    return a.shape if isinstance(a, np.ndarray) else None
+
+
+def _reduce(grad, shape):
+    """unbroadcast(grad(), shape), or None for a plain number (shape None)."""
+    return None if shape is None else unbroadcast(grad(), shape)
+
+
 def add_forward(a, b):
     check_float("add", a=a, b=b)
-    return a + b, (np.shape(a), np.shape(b))
+    return a + b, (_shape(a), _shape(b))
 
 
 def add_backward(dout, cache):
     a_shape, b_shape = cache
     # out = a + b  ->  da = dout, db = dout (summed over broadcast axes)
-    return unbroadcast(dout, a_shape), unbroadcast(dout, b_shape)
+    return _reduce(lambda: dout, a_shape), _reduce(lambda: dout, b_shape)
 
 
 def sub_forward(a, b):
     check_float("sub", a=a, b=b)
-    return a - b, (np.shape(a), np.shape(b))
+    return a - b, (_shape(a), _shape(b))
 
 
 def sub_backward(dout, cache):
     a_shape, b_shape = cache
     # out = a - b  ->  da = dout, db = -dout
-    return unbroadcast(dout, a_shape), unbroadcast(-dout, b_shape)
+    return _reduce(lambda: dout, a_shape), _reduce(lambda: -dout, b_shape)
 
 
 def mul_forward(a, b):
@@ -74,7 +86,7 @@ def mul_forward(a, b):
 def mul_backward(dout, cache):
     a, b = cache
     # out = a * b  ->  da = dout * b, db = dout * a
-    return unbroadcast(dout * b, np.shape(a)), unbroadcast(dout * a, np.shape(b))
+    return _reduce(lambda: dout * b, _shape(a)), _reduce(lambda: dout * a, _shape(b))
 
 
 def div_forward(a, b):
@@ -87,7 +99,7 @@ def div_forward(a, b):
 def div_backward(dout, cache):
     a, b = cache
     # out = a / b  ->  da = dout / b, db = -dout * a / b^2
-    return unbroadcast(dout / b, np.shape(a)), unbroadcast(-dout * a / (b * b), np.shape(b))
+    return _reduce(lambda: dout / b, _shape(a)), _reduce(lambda: -dout * a / (b * b), _shape(b))
 
 
 def matmul_forward(a, b):
