@@ -18,7 +18,7 @@ import numpy as np
 
 from . import ops
 
-_active_tapes = []     # the innermost `with Tape()` block records
+_active_tapes = []     # the open `with Tape()` blocks, outermost first
 
 
 class Tensor:
@@ -93,12 +93,12 @@ def apply(forward, backward, *inputs, **options):
     out, extras = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
     out = Tensor(out)
     if _active_tapes and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
-        tape = _active_tapes[-1]
-        out.requires_grad, out._tape = True, tape
+        out.requires_grad, out._tape = True, _active_tapes[-1]
         name = forward.__name__.removesuffix("_forward")
-        tape.records.append(Record(name, backward, cache, inputs, out))
-        if tape.seconds is not None:
-            tape.add_seconds(name, "forward", time.perf_counter() - start)
+        for tape in _active_tapes:   # an op inside nested blocks is inside each of them
+            tape.records.append(Record(name, backward, cache, inputs, out))
+            if tape.seconds is not None:
+                tape.add_seconds(name, "forward", time.perf_counter() - start)
     return (out, *extras) if extras else out
 
 

@@ -1,0 +1,9 @@
+"""Fixtures shared by the test files."""
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    """A seeded Generator: every test draws the same numbers on every run."""
+    return np.random.default_rng(0)
