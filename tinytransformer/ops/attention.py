@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .basic import matmul_transposed
 from .checks import check_float, check_ids, check_mask
 from .softmax import softmax_backward, softmax_forward
 
@@ -64,7 +65,7 @@ def attention_forward(q, k, v, keep=None, scale=None):
         check_mask("attention", keep, scores_shape)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    scores = (q @ k.swapaxes(-1, -2)) * scale              # (..., T_q, T_k)
+    scores = matmul_transposed(q, k) * scale               # (..., T_q, T_k)
     if keep is not None:
         scores = np.where(keep, scores, -np.inf)
     weights, _ = softmax_forward(scores, axis=-1)          # (..., T_q, T_k); masked weights are 0
@@ -76,7 +77,7 @@ def attention_backward(dout, cache):
     q, k, v, weights, scale = cache
     # forward: out = W @ v  ->  dv = W.T @ dout, dW = dout @ v.T
     dv = weights.swapaxes(-1, -2) @ dout                   # (..., T_k, d_v)
-    dweights = dout @ v.swapaxes(-1, -2)                   # (..., T_q, T_k)
+    dweights = matmul_transposed(dout, v)                  # (..., T_q, T_k)
     # forward: W = softmax(S)  ->  dS = W * (dW - sum_j dW_j W_j)   (masked W are 0, so is dS)
     (dscores,) = softmax_backward(dweights, (weights, -1))
     dscores = dscores * scale

@@ -5,20 +5,29 @@ m changes nothing mathematically and keeps every exponent <= 0 (no overflow).
 """
 import numpy as np
 
-from .basic import sum_last
+from .basic import max_last, sum_last
 from .checks import check_float
+
+
+def _is_last(axis, x):
+    return axis % x.ndim == x.ndim - 1
+
+
+def _sum(x, axis):
+    """x.sum(axis, keepdims=True); along the last axis with the faster sum_last."""
+    return sum_last(x) if _is_last(axis, x) else x.sum(axis=axis, keepdims=True)
+
+
+def _max(x, axis):
+    """x.max(axis, keepdims=True); along the last axis with the faster max_last."""
+    return max_last(x) if _is_last(axis, x) else x.max(axis=axis, keepdims=True)
 
 
 def _row_max(x, axis):
     """Max along axis; a row that is all -inf (fully masked) uses 0 instead of -inf,
     so that x - m stays -inf there rather than becoming -inf - (-inf) = nan."""
-    m = x.max(axis=axis, keepdims=True)
+    m = _max(x, axis)
     return np.where(np.isneginf(m), 0, m)
-
-
-def _sum(x, axis):
-    """x.sum(axis, keepdims=True); along the last axis with the faster sum_last."""
-    return sum_last(x) if axis % x.ndim == x.ndim - 1 else x.sum(axis=axis, keepdims=True)
 
 
 def softmax_forward(x, axis=-1):
@@ -40,7 +49,7 @@ def softmax_backward(dout, cache):
 
 def log_softmax_forward(x, axis=-1):
     check_float("log_softmax", x=x)
-    shifted = x - x.max(axis=axis, keepdims=True)
+    shifted = x - _max(x, axis)
     out = shifted - np.log(_sum(np.exp(shifted), axis))
     return out, (out, axis)
 
