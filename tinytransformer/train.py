@@ -92,10 +92,11 @@ class TrainResult:
 
 
 class Progress:
-    """One status line on a terminal (stderr by default), rewritten in place with \\r."""
+    """One status line, rewritten in place with \\r. stream: True for stderr, False for none, or a text stream."""
 
-    def __init__(self, total_steps, stream=sys.stderr, every=10):
-        self.total_steps, self.stream, self.every = total_steps, stream, every
+    def __init__(self, total_steps, stream=True, every=10):
+        self.stream = sys.stderr if stream is True else stream or None    # sys.stderr now: notebooks replace it
+        self.total_steps, self.every = total_steps, every
         self.accuracy = None
 
     def update(self, step, loss, force=False):
@@ -113,13 +114,13 @@ class Progress:
 
 def train(config, task="reverse", *, seq_len=10, n_symbols=10, batch_size=64, steps=3000,
           lr_scale=LR_SCALE, warmup=WARMUP, clip_norm=None, label_smoothing=0.0, variable_length=False,
-          seed=0, eval_every=EVAL_EVERY, eval_size=1000, target_accuracy=0.99, progress=sys.stderr):
+          seed=0, eval_every=EVAL_EVERY, eval_size=1000, target_accuracy=0.99, progress=True):
     """Train a new Transformer(config) on task; returns a TrainResult (the model included).
 
     config: a TransformerConfig with room for the task (vocab_size >= n_symbols + 3,
     max_len >= seq_len + 1). steps: at most this many; eval_every=0 evaluates
-    only at the end; target_accuracy=None never stops early. progress: a text
-    stream for the status line, or None for silence. Same seed, same losses, bit for bit.
+    only at the end; target_accuracy=None never stops early. progress: True for a
+    status line on stderr, False for none, or a text stream. Same seed, same losses, bit for bit.
     """
     if config.vocab_size < vocab_size(n_symbols) or config.max_len < seq_len + 1:
         raise ValueError(f"train: the config (vocab_size={config.vocab_size}, max_len={config.max_len}) "

@@ -1,0 +1,171 @@
+"""Checkpoints: a round trip gives the same model; every kind of bad file is refused clearly."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer.nn import Transformer, TransformerConfig
+
+SRC = np.array([[3, 4, 5, 6], [6, 5, 0, 0]])            # (2, 4)
+TGT_IN = np.array([[1, 3, 4], [1, 6, 5]])               # (2, 3)
+
+
+def small_model(**changes):
+    fields = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=1, d_ff=12, max_len=5, dropout=0.1)
+    return Transformer(TransformerConfig(**{**fields, **changes}), rng=0)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """(model, path) of a small model saved to a checkpoint."""
+    model = small_model()
+    path = tmp_path / "model.npz"
+    tt.save_checkpoint(model, path)
+    return model, path
+
+
+def arrays_of(path):
+    with np.load(path, allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+@pytest.mark.parametrize("changes", [{}, dict(dtype="float64"), dict(norm_first=True, tie_embeddings=False)],
+                         ids=["classroom", "float64", "pre-LN-untied"])
+def test_round_trip_gives_identical_logits(tmp_path, changes):
+    model = small_model(**changes).eval()
+    tt.save_checkpoint(model, tmp_path / "model.npz")
+    loaded = tt.load_checkpoint(tmp_path / "model.npz")
+    assert loaded.config == model.config
+    assert not loaded.training                                     # loaded for inference: dropout off
+    assert [n for n, _ in loaded.named_parameters()] == [n for n, _ in model.named_parameters()]
+    np.testing.assert_array_equal(loaded(SRC, TGT_IN).data, model(SRC, TGT_IN).data)
+
+
+def test_the_file_needs_no_pickle(saved):
+    _, path = saved
+    arrays = arrays_of(path)                                       # would raise if any entry were pickled
+    assert json.loads(str(arrays["config"]))["d_model"] == 8
+    assert all(a.dtype != object for a in arrays.values())
+
+
+def test_save_writes_exactly_the_path_given_and_leaves_no_temporary_file(tmp_path):
+    tt.save_checkpoint(small_model(), tmp_path / "model.ckpt")
+    assert os.listdir(tmp_path) == ["model.ckpt"]                  # no ".npz" appended, no leftovers
+    tt.load_checkpoint(tmp_path / "model.ckpt")
+
+
+def test_save_replaces_a_checkpoint_but_not_another_file(tmp_path, saved):
+    _, path = saved
+    tt.save_checkpoint(small_model(d_model=4), path)              # a checkpoint: replaced
+    assert tt.load_checkpoint(path).config.d_model == 4
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    with pytest.raises(FileExistsError, match="not a tinytransformer checkpoint"):
+        tt.save_checkpoint(small_model(), notes)
+    assert notes.read_text() == "my notes"
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no checkpoint file"):
+        tt.load_checkpoint(tmp_path / "nothing.npz")
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9, 0.999])
+def test_truncated_file(saved, keep):
+    _, path = saved
+    data = path.read_bytes()
+    path.write_bytes(data[:int(len(data) * keep)])
+    with pytest.raises(ValueError, match="not an .npz checkpoint|damaged"):
+        tt.load_checkpoint(path)
+
+
+def test_random_bytes(tmp_path):
+    path = tmp_path / "random.npz"
+    path.write_bytes(np.random.default_rng(0).bytes(5000))
+    with pytest.raises(ValueError, match="not an .npz checkpoint"):
+        tt.load_checkpoint(path)
+
+
+def test_bytes_damaged_inside_the_archive(saved):
+    _, path = saved
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2: len(data) // 2 + 8] = b"\xff" * 8       # the middle of some parameter
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="damaged"):
+        tt.load_checkpoint(path)
+
+
+def rewrite(path, arrays):
+    np.savez(path, **arrays)
+
+
+def test_mis_shaped_parameter(saved):
+    _, path = saved
+    arrays = arrays_of(path)
+    arrays["decoder.0.cross_attn.W_k.W"] = np.zeros((8, 4), dtype=np.float32)
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match=r"decoder.0.cross_attn.W_k.W is float32 \(8, 4\) but the config "
+                                         r"needs float32 \(8, 8\)"):
+        tt.load_checkpoint(path)
+
+
+def test_wrong_dtype(saved):
+    _, path = saved
+    arrays = arrays_of(path)
+    arrays["embed.table"] = arrays["embed.table"].astype(np.float64)
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match="embed.table is float64"):
+        tt.load_checkpoint(path)
+
+
+def test_missing_and_extra_parameters(saved):
+    _, path = saved
+    arrays = arrays_of(path)
+    del arrays["encoder.0.norm2.beta"]
+    arrays["encoder.5.norm2.beta"] = np.zeros(8, dtype=np.float32)
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match=r"missing parameters \['encoder.0.norm2.beta'\], "
+                                         r"unexpected entries \['encoder.5.norm2.beta'\]"):
+        tt.load_checkpoint(path)
+
+
+def test_config_that_does_not_match_the_parameters(saved):
+    _, path = saved
+    arrays = arrays_of(path)
+    config = json.loads(str(arrays["config"]))
+    arrays["config"] = np.array(json.dumps({**config, "n_layers": 2}))
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match=r"missing parameters \['encoder.1"):
+        tt.load_checkpoint(path)
+
+
+@pytest.mark.parametrize("config", ["not json", json.dumps({"vocab_size": 7, "colour": "red"}),
+                                    json.dumps({"vocab_size": 7, "d_model": 8, "n_heads": 3})])
+def test_invalid_config(saved, config):
+    _, path = saved
+    arrays = arrays_of(path)
+    arrays["config"] = np.array(config)
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match="invalid config"):
+        tt.load_checkpoint(path)
+
+
+def test_npz_without_config_or_with_pickled_entries(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez(path, weights=np.ones(3))
+    with pytest.raises(ValueError, match="no 'config' entry"):
+        tt.load_checkpoint(path)
+    np.savez(path, config=np.array([{"vocab_size": 7}], dtype=object))   # an object array is pickled
+    with pytest.raises(ValueError, match="damaged.*allow_pickle"):
+        tt.load_checkpoint(path)
+
+
+def test_non_finite_parameter(saved):
+    _, path = saved
+    arrays = arrays_of(path)
+    arrays["encoder.0.feed_forward.linear1.b"][3] = np.nan
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match="linear1.b holds NaN"):
+        tt.load_checkpoint(path)

@@ -1,0 +1,146 @@
+"""Decoding: greedy, sampling and beam search, on a model trained in the test and on a made-up model."""
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer import decode
+from tinytransformer.data import BOS, EOS, PAD, make_batch
+from tinytransformer.nn import TransformerConfig
+from tinytransformer.tensor import Tensor
+from tinytransformer.train import exact_match, train
+
+SEQ_LEN, N_SYMBOLS = 4, 4
+
+
+@pytest.fixture(scope="module")
+def copier():
+    """A one-layer model trained for 250 steps (a few seconds) on copying 1 to 4 of 4 symbols:
+    about 99% exact match."""
+    config = TransformerConfig(vocab_size=tt.data.vocab_size(N_SYMBOLS), d_model=16, n_heads=2, n_layers=1,
+                               d_ff=32, max_len=SEQ_LEN + 1, dropout=0.0)
+    return train(config, "copy", seq_len=SEQ_LEN, n_symbols=N_SYMBOLS, batch_size=32, steps=250,
+                 lr_scale=0.5, warmup=50, variable_length=True, eval_every=0, eval_size=100,
+                 target_accuracy=None, progress=False, seed=0).model
+
+
+@pytest.fixture(scope="module")
+def held_out():
+    return make_batch("copy", 100, SEQ_LEN, N_SYMBOLS, rng=12345, variable_length=True)
+
+
+def test_greedy_copies(copier, held_out):
+    ids = decode.greedy(copier, held_out.src, max_len=SEQ_LEN + 1)
+    assert ids.shape == (100, SEQ_LEN + 1)
+    assert exact_match(ids, held_out.tgt_out) >= 0.9
+
+
+def check_finished_rows(ids):
+    """After the first EOS of a row comes only PAD."""
+    for row in ids:
+        eos = np.flatnonzero(row == EOS)
+        if len(eos):
+            assert np.all(row[eos[0] + 1:] == PAD), row
+
+
+def test_greedy_stops_when_every_row_is_finished(copier, held_out):
+    ids = decode.greedy(copier, held_out.src, max_len=SEQ_LEN + 1)
+    check_finished_rows(ids)
+    short = held_out.src[:, 2] == PAD                                      # rows of 1 or 2 symbols
+    assert short.sum() > 20
+    ids = decode.greedy(copier, held_out.src[short][:, :2], max_len=SEQ_LEN + 1)
+    assert ids.shape[1] == 3 and np.all((ids == EOS).sum(axis=1) == 1)     # stopped after the last EOS
+
+
+def test_decoding_keeps_the_models_mode_and_records_nothing(copier, held_out):
+    assert copier.training                          # decoding switches to eval mode and back
+    decode.greedy(copier, held_out.src[:2], max_len=3)
+    assert copier.training
+    with tt.Tape() as tape, pytest.raises(RuntimeError, match="inside a `with Tape"):
+        decode.greedy(copier, held_out.src[:2], max_len=3)
+    assert len(tape) == 0
+
+
+def test_bad_arguments(copier, held_out):
+    with pytest.raises(ValueError, match="max_len must be between 1 and the model's max_len 5"):
+        decode.greedy(copier, held_out.src, max_len=6)
+    with pytest.raises(ValueError, match="temperature"):
+        decode.sample(copier, held_out.src, 5, rng=0, temperature=0.0)
+    with pytest.raises(ValueError, match="top_k"):
+        decode.sample(copier, held_out.src, 5, rng=0, top_k=0)
+    with pytest.raises(ValueError, match="beam_width"):
+        decode.beam_search(copier, held_out.src, 5, beam_width=0)
+
+
+def test_sampling_with_a_seed_is_reproducible(copier, held_out):
+    a = decode.sample(copier, held_out.src, 5, rng=7, temperature=3.0)
+    b = decode.sample(copier, held_out.src, 5, rng=np.random.default_rng(7), temperature=3.0)
+    c = decode.sample(copier, held_out.src, 5, rng=8, temperature=3.0)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape != c.shape or not np.array_equal(a, c)
+    check_finished_rows(a)
+
+
+def test_sampling_cold_or_top_1_is_greedy(copier, held_out):
+    greedy = decode.greedy(copier, held_out.src, 5)
+    np.testing.assert_array_equal(decode.sample(copier, held_out.src, 5, rng=0, temperature=1e-4), greedy)
+    np.testing.assert_array_equal(decode.sample(copier, held_out.src, 5, rng=0, temperature=50.0, top_k=1),
+                                  greedy)
+
+
+def test_top_k_samples_only_among_the_k_most_likely():
+    # from BOS the two most likely are A and B; hot sampling without top_k draws all five tokens
+    src = np.zeros((500, 1), dtype=np.int64)
+    assert set(np.unique(decode.sample(MadeUpModel(), src, 1, rng=0, temperature=100.0))) == {0, 1, 2, 3, 4}
+    assert set(np.unique(decode.sample(MadeUpModel(), src, 1, rng=0, temperature=100.0, top_k=2))) == {A, B}
+
+
+def test_beam_width_1_is_greedy(copier, held_out):
+    np.testing.assert_array_equal(decode.beam_search(copier, held_out.src, 5, beam_width=1),
+                                  decode.greedy(copier, held_out.src, 5))
+
+
+def test_beam_search_returns_eos_terminated_sequences(copier, held_out):
+    ids = decode.beam_search(copier, held_out.src, 5, beam_width=3)
+    assert np.all((ids == EOS).sum(axis=1) == 1)
+    check_finished_rows(ids)
+    assert exact_match(ids, held_out.tgt_out) >= 0.9
+
+
+# A made-up model whose next token depends only on the last one, so the most
+# likely sequence is known: from BOS, A has p = 0.55 and B 0.45; after A
+# everything is unsure (EOS 0.3, A 0.35, B 0.35); after B, EOS has p = 0.95.
+# Greedy takes A and then wanders; the best whole sequence is B EOS (0.43).
+A, B = 3, 4
+
+
+class MadeUpModel:
+    config = TransformerConfig(vocab_size=5, d_model=2, n_heads=1, max_len=8)
+
+    def __init__(self):
+        p = np.full((5, 5), 1e-6)                   # p[last token, next token]
+        p[BOS, [A, B]] = 0.55, 0.45
+        p[A, [EOS, A, B]] = 0.3, 0.35, 0.35
+        p[B, [EOS, A, B]] = 0.95, 0.025, 0.025
+        self.table = np.log(p / p.sum(axis=1, keepdims=True))
+        self.training = False
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def encode(self, src_ids):
+        return Tensor(np.zeros((len(src_ids), 1, 2))), np.ones((len(src_ids), 1, 1), dtype=bool)
+
+    def decode(self, prefix, memory, src_keep):
+        return Tensor(self.table[prefix])           # (N, t, V) logits
+
+
+def test_beam_search_finds_the_more_likely_sequence_that_greedy_misses():
+    src = np.zeros((2, 1), dtype=np.int64)
+    greedy = decode.greedy(MadeUpModel(), src, max_len=4)
+    np.testing.assert_array_equal(greedy[0], [A, A, A, A])
+    beam = decode.beam_search(MadeUpModel(), src, max_len=4, beam_width=2, length_penalty=0.0)
+    np.testing.assert_array_equal(beam, [[B, EOS], [B, EOS]])

@@ -1,0 +1,181 @@
+"""The whole Transformer: gradients against finite differences, masks, determinism, bad input."""
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer import functional as F
+from tinytransformer.nn import Transformer, TransformerConfig
+
+
+def tiny_config(**changes):
+    """Small unequal sizes, float64, no dropout: for exact comparisons."""
+    fields = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=2, d_ff=12, max_len=6, dropout=0.0,
+                  dtype="float64")
+    return TransformerConfig(**{**fields, **changes})
+
+
+# src has PAD (0) at the end of its second row; tgt_out ends with EOS (2), then PAD
+SRC = np.array([[3, 4, 5, 6, 4], [6, 5, 3, 0, 0]])             # (2, 5)
+TGT_IN = np.array([[1, 3, 4, 5], [1, 6, 5, 3]])                # (2, 4)
+TGT_OUT = np.array([[3, 4, 5, 2], [6, 5, 2, 0]])               # (2, 4)
+
+
+def loss_of(model):
+    return F.cross_entropy(model(SRC, TGT_IN), TGT_OUT, ignore_index=tt.PAD, label_smoothing=0.1)
+
+
+def analytic_gradients(model):
+    model.zero_grad()
+    with tt.Tape() as tape:
+        loss = loss_of(model)
+    tape.backward(loss)
+    return {name: p.grad for name, p in model.named_parameters()}
+
+
+def directional_check(model, grads, rng, eps=1e-6):
+    """(analytic, numeric) derivative of the loss along a random direction in parameter space.
+
+    analytic = sum over parameters of <dL/dp, direction_p>;
+    numeric = (L(p + eps * direction) - L(p - eps * direction)) / (2 eps).
+    """
+    params = dict(model.named_parameters())
+    direction = {name: rng.standard_normal(p.shape) for name, p in params.items()}
+    analytic = sum(float(np.sum(grads[name] * direction[name])) for name in params)
+
+    def loss_moved(sign):
+        for name, p in params.items():
+            p.data = p.data + sign * eps * direction[name]
+        value = float(loss_of(model).data)
+        for name, p in params.items():
+            p.data = p.data - sign * eps * direction[name]
+        return value
+
+    return analytic, (loss_moved(+1) - loss_moved(-1)) / (2 * eps)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+@pytest.mark.parametrize("tie_embeddings", [True, False], ids=["tied", "untied"])
+def test_whole_model_gradient_along_random_directions(norm_first, tie_embeddings):
+    model = Transformer(tiny_config(norm_first=norm_first, tie_embeddings=tie_embeddings), rng=0)
+    grads = analytic_gradients(model)
+    assert all(g is not None for g in grads.values()), "every parameter gets a gradient"
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        analytic, numeric = directional_check(model, grads, rng)
+        assert analytic == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+
+
+def test_directional_check_catches_a_wrong_gradient():
+    model = Transformer(tiny_config(), rng=0)
+    grads = analytic_gradients(model)
+    grads["decoder.1.cross_attn.W_v.W"] = grads["decoder.1.cross_attn.W_v.W"] * 1.01   # 1% off in one tensor
+    analytic, numeric = directional_check(model, grads, np.random.default_rng(1))
+    assert analytic != pytest.approx(numeric, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("name", ["encoder.0.self_attn.W_q.W", "decoder.1.norm2.gamma", "embed.table"])
+def test_gradient_of_single_parameters_element_by_element(name):
+    model = Transformer(tiny_config(), rng=0)
+    grads = analytic_gradients(model)
+    p = dict(model.named_parameters())[name]
+    numeric = tt.numerical_gradient(lambda _: loss_of(model).data, p.data, np.array(1.0))
+    np.testing.assert_allclose(grads[name], numeric, atol=1e-7, rtol=1e-5)
+
+
+def test_decoder_is_causal():
+    model = Transformer(tiny_config(), rng=0)
+    logits = model(SRC, TGT_IN).data                                  # (2, 4, V)
+    future_changed = TGT_IN.copy()
+    future_changed[:, 2:] = [[6, 6], [4, 4]]
+    changed = model(SRC, future_changed).data
+    np.testing.assert_array_equal(changed[:, :2], logits[:, :2])      # positions 0, 1 cannot see 2, 3
+    assert not np.allclose(changed[:, 2:], logits[:, 2:])             # later positions do see them
+
+
+def test_extra_source_padding_changes_nothing():
+    model = Transformer(tiny_config(), rng=0)
+    logits = model(SRC, TGT_IN).data
+    padded = np.concatenate([SRC, np.zeros((2, 1), dtype=SRC.dtype)], axis=1)   # (2, 6), one more PAD
+    np.testing.assert_allclose(model(padded, TGT_IN).data, logits, rtol=1e-12, atol=1e-12)
+    real_token_added = padded.copy()
+    real_token_added[1, 3] = 4                                        # a symbol instead of a PAD: it counts
+    assert not np.allclose(model(real_token_added, TGT_IN).data[1], logits[1])
+
+
+def test_same_seed_same_model_other_seed_differs():
+    a, b, c = (Transformer(tiny_config(), rng=seed) for seed in (0, 0, 1))
+    for (name, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters()):
+        np.testing.assert_array_equal(pa.data, pb.data, err_msg=name)
+    np.testing.assert_array_equal(a(SRC, TGT_IN).data, b(SRC, TGT_IN).data)
+    assert not np.allclose(a(SRC, TGT_IN).data, c(SRC, TGT_IN).data)
+
+
+def test_float32_by_default_and_logits_shape():
+    model = Transformer(tiny_config(dtype="float32"), rng=0)
+    logits = model(SRC, TGT_IN)
+    assert logits.shape == (2, 4, 7) and logits.dtype == np.float32
+    assert all(p.dtype == np.float32 for p in model.parameters())
+
+
+def test_bad_input_gives_clear_errors():
+    model = Transformer(tiny_config(), rng=0)
+    with pytest.raises(IndexError, match="token id 7 is outside"):
+        model(np.array([[3, 7]]), TGT_IN[:1])
+    with pytest.raises(IndexError, match="token id -1 is outside"):
+        model(SRC, np.array([[1, -1]]))
+    with pytest.raises(TypeError, match="integer"):
+        model(SRC.astype(np.float64), TGT_IN)
+    with pytest.raises(ValueError, match="max_len is 6"):
+        model(np.full((1, 7), 3), TGT_IN[:1])
+    with pytest.raises(ValueError, match="max_len is 6"):
+        model(SRC, np.full((2, 7), 3))
+    with pytest.raises(ValueError, match=r"must be \(B, T\)"):
+        model(SRC[0], TGT_IN)
+    with pytest.raises(ValueError, match="not divisible by n_heads=3"):
+        tiny_config(d_model=8, n_heads=3)
+
+
+def expected_parameter_count(c):
+    d, V, f = c.d_model, c.vocab_size, c.d_ff
+    attention = 4 * (d * d + d)                       # W_q, W_k, W_v, W_o with biases
+    feed_forward = d * f + f + f * d + d
+    norm = 2 * d                                      # gamma, beta
+    encoder_layer = attention + feed_forward + 2 * norm
+    decoder_layer = 2 * attention + feed_forward + 3 * norm
+    total = V * d + c.n_layers * (encoder_layer + decoder_layer)
+    total += 2 * norm if c.norm_first else 0          # the final norms of pre-LN
+    total += 0 if c.tie_embeddings else d * V + V     # a separate output layer
+    return total
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("tie_embeddings", [True, False])
+def test_parameter_count_and_names(norm_first, tie_embeddings):
+    config = TransformerConfig(vocab_size=13, norm_first=norm_first, tie_embeddings=tie_embeddings)
+    model = Transformer(config, rng=0)
+    named = list(model.named_parameters())
+    assert sum(p.data.size for _, p in named) == expected_parameter_count(config)
+    names = [name for name, _ in named]
+    assert len(set(names)) == len(names) == len(model.parameters())
+    assert names[0] == "embed.table"
+    assert "encoder.1.self_attn.W_q.W" in names and "decoder.0.cross_attn.W_o.b" in names
+    assert ("output.W" in names) == (not tie_embeddings)
+    assert ("encoder_norm.gamma" in names) == norm_first
+
+
+def test_classroom_model_size():
+    assert expected_parameter_count(TransformerConfig(vocab_size=13)) == 168_256
+
+
+def test_train_and_eval_mode_toggle_dropout():
+    model = Transformer(tiny_config(dropout=0.5), rng=0)
+    no_dropout = Transformer(tiny_config(dropout=0.0), rng=0)         # same seed: the same weights
+    assert model.training
+    first, second = model(SRC, TGT_IN).data, model(SRC, TGT_IN).data
+    assert not np.allclose(first, second)                            # a fresh dropout mask each call
+    model.eval()
+    assert not any(m.training for m in model.modules())
+    np.testing.assert_array_equal(model(SRC, TGT_IN).data, no_dropout(SRC, TGT_IN).data)
+    model.train()
+    assert all(m.training for m in model.modules())
+    assert not np.allclose(model(SRC, TGT_IN).data, no_dropout(SRC, TGT_IN).data)

@@ -1,0 +1,154 @@
+"""Optimizers against updates computed by hand, the warmup schedule, gradient clipping."""
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer.optim import SGD, Adam, WarmupSchedule, clip_grad_norm
+
+
+def param(values):
+    return tt.Tensor(np.array(values, dtype=np.float64), requires_grad=True)
+
+
+def test_sgd_step_is_w_minus_lr_times_grad():
+    w = param([1.0, 2.0])
+    w.grad = np.array([0.5, -1.0])
+    SGD([w], lr=0.1).step()
+    np.testing.assert_allclose(w.data, [0.95, 2.1])
+
+
+def test_sgd_momentum_and_weight_decay_by_hand():
+    w = param([1.0])
+    optimizer = SGD([w], lr=0.1, momentum=0.9, weight_decay=0.5)
+    w.grad = np.array([2.0])
+    optimizer.step()      # g = 2 + 0.5 * 1 = 2.5;  v = 2.5;  w = 1 - 0.25 = 0.75
+    np.testing.assert_allclose(w.data, [0.75])
+    w.grad = np.array([1.0])
+    optimizer.step()      # g = 1 + 0.375 = 1.375;  v = 0.9 * 2.5 + 1.375 = 3.625;  w = 0.75 - 0.3625
+    np.testing.assert_allclose(w.data, [0.3875])
+
+
+def test_adam_first_step_moves_each_weight_by_lr_times_sign_of_grad():
+    # step 1: m_hat = g and v_hat = g**2, so the update is lr * g / (|g| + eps)
+    w = param([1.0, 2.0, 3.0])
+    w.grad = np.array([0.5, -50.0, 3.0])
+    Adam([w], lr=0.1).step()
+    np.testing.assert_allclose(w.data, [0.9, 2.1, 2.9], rtol=1e-9)
+
+
+def test_adam_second_step_by_hand():
+    w = param([0.0])
+    optimizer = Adam([w], lr=0.5, betas=(0.5, 0.75), eps=0.0)
+    w.grad = np.array([1.0])
+    optimizer.step()                      # m = 0.5, v = 0.25: m_hat = 1, v_hat = 1, w = -0.5
+    w.grad = np.array([3.0])
+    optimizer.step()                      # m = 0.25 + 1.5 = 1.75, v = 0.1875 + 2.25 = 2.4375
+    m_hat, v_hat = 1.75 / 0.75, 2.4375 / (1 - 0.75 ** 2)
+    np.testing.assert_allclose(w.data, [-0.5 - 0.5 * m_hat / np.sqrt(v_hat)], rtol=1e-12)
+
+
+def test_adam_minimises_a_quadratic():
+    w = param([3.0, -2.0])
+    optimizer = Adam([w], lr=0.05)
+    for _ in range(500):
+        w.grad = 2 * (w.data - np.array([1.0, 0.5]))       # d/dw |w - (1, 0.5)|^2
+        optimizer.step()
+    np.testing.assert_allclose(w.data, [1.0, 0.5], atol=1e-3)
+
+
+def test_step_keeps_float32_and_updates_in_place():
+    w = tt.Tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    data = w.data
+    w.grad = np.ones(3, dtype=np.float32)
+    Adam([w], lr=0.01).step()
+    assert w.data is data and w.data.dtype == np.float32
+
+
+def test_parameters_without_grad_are_skipped_and_zero_grad_clears():
+    used, unused = param([1.0]), param([1.0])
+    optimizer = SGD([used, unused], lr=1.0)
+    used.grad = np.array([1.0])
+    optimizer.step()
+    assert used.data[0] == 0.0 and unused.data[0] == 1.0
+    optimizer.zero_grad()
+    assert used.grad is None and unused.grad is None
+
+
+def test_lr_set_by_a_schedule_is_used():
+    w = param([1.0])
+    optimizer = SGD([w], lr=1.0)
+    optimizer.lr = 0.25
+    w.grad = np.array([1.0])
+    optimizer.step()
+    assert w.data[0] == 0.75
+
+
+def test_bad_parameters_are_refused():
+    w = param([1.0])
+    with pytest.raises(ValueError, match="appears twice"):
+        Adam([w, w], lr=0.1)
+    with pytest.raises(TypeError, match="requires_grad"):
+        SGD([tt.Tensor(np.ones(2))], lr=0.1)
+    with pytest.raises(ValueError, match="lr"):
+        SGD([w], lr=-1.0)
+
+
+def test_warmup_schedule_values_and_peak():
+    schedule = WarmupSchedule(d_model=64, warmup=100, scale=2.0)
+    assert schedule(1) == pytest.approx(2.0 * 64 ** -0.5 * 100 ** -1.5)         # linear rise: step * warmup^-1.5
+    assert schedule(400) == pytest.approx(2.0 * 64 ** -0.5 * 400 ** -0.5)       # decay: step^-0.5
+    values = [schedule(step) for step in range(1, 1001)]
+    assert int(np.argmax(values)) + 1 == 100                                   # the peak is at step = warmup
+    assert max(values) == pytest.approx(2.0 / np.sqrt(64 * 100))
+    with pytest.raises(ValueError, match="count from 1"):
+        schedule(0)
+
+
+def test_clip_grad_norm_scales_all_gradients_together():
+    a, b = param([0.0, 0.0]), param([0.0])
+    a.grad, b.grad = np.array([3.0, 0.0]), np.array([4.0])
+    total = clip_grad_norm([a, b], max_norm=1.0)
+    assert total == pytest.approx(5.0)
+    np.testing.assert_allclose(a.grad, [0.6, 0.0])
+    np.testing.assert_allclose(b.grad, [0.8])
+
+
+def test_clip_grad_norm_below_the_limit_changes_nothing():
+    a = param([0.0, 0.0])
+    grad = np.array([0.3, 0.4])
+    a.grad = grad
+    assert clip_grad_norm([a], max_norm=1.0) == pytest.approx(0.5)
+    assert a.grad is grad
+
+
+def test_clip_grad_norm_is_out_of_place():
+    # two tensors may share one gradient array: clipping one must not change the other
+    a, b = param([0.0]), param([0.0])
+    shared = np.array([10.0])
+    a.grad = shared
+    clip_grad_norm([a], max_norm=1.0)
+    b.grad = shared
+    assert shared[0] == 10.0 and a.grad[0] == pytest.approx(1.0)
+
+
+@pytest.mark.torch
+def test_adam_and_sgd_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((3, 4))
+    grads = [rng.standard_normal((3, 4)) for _ in range(5)]
+    for ours_cls, theirs_cls, options in [
+            (Adam, torch.optim.Adam, dict(betas=(0.9, 0.98), eps=1e-9)),
+            (SGD, torch.optim.SGD, dict(momentum=0.9, weight_decay=0.01))]:
+        ours = param(w0.copy())
+        theirs = torch.tensor(w0.copy(), requires_grad=True)
+        opt_ours, opt_theirs = ours_cls([ours], lr=0.1, **options), theirs_cls([theirs], lr=0.1, **options)
+        for step, g in enumerate(grads, start=1):
+            opt_ours.lr = 0.1 / step
+            for group in opt_theirs.param_groups:
+                group["lr"] = 0.1 / step
+            ours.grad, theirs.grad = g, torch.tensor(g)
+            opt_ours.step()
+            opt_theirs.step()
+        np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12,
+                                   err_msg=ours_cls.__name__)

@@ -1,0 +1,152 @@
+"""The training loop: exact match, a loss that falls, determinism, flat memory, the command line."""
+import gc
+import json
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer.__main__ import main
+from tinytransformer.data import EOS, PAD, make_batch
+from tinytransformer.nn import Transformer, TransformerConfig
+from tinytransformer.optim import Adam
+from tinytransformer.train import evaluate, exact_match, train, train_step
+
+# two rows: 5 6 EOS, and 7 EOS then PAD
+TGT_OUT = np.array([[5, 6, EOS, PAD],
+                    [7, EOS, PAD, PAD]])
+
+
+@pytest.mark.parametrize("pred, expected", [
+    ([[5, 6, EOS, PAD], [7, EOS, PAD, PAD]], 1.0),      # both right
+    ([[5, 6, EOS, 9], [7, EOS, 4, 4]], 1.0),            # what follows EOS is not compared
+    ([[5, 6, EOS], [7, EOS, PAD]], 1.0),                # a prediction may stop early once it has its EOS
+    ([[5, 6, EOS, PAD, PAD, PAD], [7, EOS, PAD, PAD, PAD, 3]], 1.0),   # or be longer
+    ([[5, 7, EOS, PAD], [7, EOS, PAD, PAD]], 0.5),      # a wrong symbol
+    ([[5, 6, 6, EOS], [7, EOS, PAD, PAD]], 0.5),        # EOS too late
+    ([[5, EOS, PAD, PAD], [7, EOS, PAD, PAD]], 0.5),    # EOS too early
+    ([[5, 6, PAD, PAD], [7, 5, PAD, PAD]], 0.0),        # no EOS at all
+    ([[5], [7]], 0.0),                                  # cut short before EOS
+])
+def test_exact_match_by_hand(pred, expected):
+    assert exact_match(np.array(pred), TGT_OUT) == expected
+
+
+def test_exact_match_refuses_bad_shapes_and_targets_without_eos():
+    with pytest.raises(ValueError, match="same B"):
+        exact_match(np.zeros((3, 4), dtype=int), TGT_OUT)
+    with pytest.raises(ValueError, match="row 1 of tgt_out has no EOS"):
+        exact_match(TGT_OUT, np.array([[5, EOS], [5, 6]]))
+
+
+def test_exact_match_of_a_batch_with_itself_is_1():
+    batch = make_batch("reverse", 50, 6, 5, rng=0, variable_length=True)
+    assert exact_match(batch.tgt_out, batch.tgt_out) == 1.0
+    assert exact_match(batch.tgt_in[:, 1:], batch.tgt_out) == 0.0       # the target without its EOS
+
+
+def tiny_config(**changes):
+    fields = dict(vocab_size=tt.data.vocab_size(4), d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=5,
+                  dropout=0.0)
+    return TransformerConfig(**{**fields, **changes})
+
+
+def tiny_run(steps, seed=0, **options):
+    return train(tiny_config(), "reverse", seq_len=4, n_symbols=4, batch_size=16, steps=steps, lr_scale=0.5,
+                 warmup=20, eval_every=0, eval_size=50, target_accuracy=None, progress=False, seed=seed,
+                 **options)
+
+
+def test_a_short_run_lowers_the_loss():
+    losses = tiny_run(60).losses
+    assert len(losses) == 60
+    assert np.mean(losses[-10:]) < 0.7 * np.mean(losses[:10])
+
+
+def test_same_seed_same_losses_bit_for_bit_other_seed_differs():
+    first = tiny_run(15, seed=3, clip_norm=1.0, label_smoothing=0.1)
+    again = tiny_run(15, seed=3, clip_norm=1.0, label_smoothing=0.1)
+    other = tiny_run(15, seed=4, clip_norm=1.0, label_smoothing=0.1)
+    assert first.losses == again.losses                                # == on floats: bit for bit
+    assert first.exact_match == again.exact_match
+    assert other.losses != first.losses
+
+
+def test_the_result_records_the_run():
+    result = train(tiny_config(), "copy", seq_len=4, n_symbols=4, batch_size=16, steps=40, warmup=20,
+                   eval_every=10, eval_size=50, target_accuracy=0.0, progress=False)
+    assert result.steps == result.reached_target_at_step == 10           # target 0: stop at the first evaluation
+    assert result.eval_history == [(10, result.exact_match)]
+    assert result.final_loss == result.losses[-1] and len(result.losses) == 10
+    assert 0 < result.train_seconds <= result.wall_seconds
+    assert result.ms_per_step == pytest.approx(1000 * result.train_seconds / 10)
+    json.dumps(result.summary())                                         # all plain numbers and lists
+    assert "model" not in result.summary() and isinstance(result.model, Transformer)
+
+
+def test_evaluation_only_at_the_end_when_eval_every_is_0():
+    result = tiny_run(12)
+    assert [step for step, _ in result.eval_history] == [12]
+    assert result.reached_target_at_step is None
+
+
+def test_train_refuses_a_config_without_room_for_the_task():
+    with pytest.raises(ValueError, match="vocab_size >= 13 and max_len >= 11"):
+        train(tiny_config(), "reverse", seq_len=10, n_symbols=10, progress=False)
+
+
+def test_the_tape_keeps_nothing_after_backward():
+    model = Transformer(tiny_config(), rng=0)
+    batch = make_batch("copy", 8, 4, 4, rng=0)
+    with tt.Tape() as tape:
+        loss = tt.functional.cross_entropy(model(batch.src, batch.tgt_in), batch.tgt_out, ignore_index=PAD)
+    assert len(tape) > 50
+    tape.backward(loss)
+    assert len(tape) == 0
+
+
+def test_memory_does_not_grow_with_steps():
+    model = Transformer(tiny_config(), rng=0)
+    optimizer = Adam(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(0)
+
+    def memory_after(steps):
+        for _ in range(steps):
+            train_step(model, optimizer, make_batch("copy", 16, 4, 4, rng))
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0]
+
+    memory_after(5)                                  # first steps allocate Adam's state and caches
+    tracemalloc.start()
+    try:
+        after_20 = memory_after(20)
+        after_60 = memory_after(40)
+    finally:
+        tracemalloc.stop()
+    assert after_60 - after_20 < 50_000              # bytes: one leaked step would be far more
+
+
+def test_evaluate_is_greedy_exact_match():
+    model = Transformer(tiny_config(), rng=0)
+    batch = make_batch("copy", 20, 4, 4, rng=1)
+    predicted = tt.decode.greedy(model, batch.src, max_len=5)
+    assert evaluate(model, batch) == exact_match(predicted, batch.tgt_out)
+
+
+def test_command_line_train_end_to_end(tmp_path, capsys):
+    paths = {name: tmp_path / f"run.{name}" for name in ("json", "png", "npz")}
+    status = main(["train", "--task", "reverse", "--seq-len", "3", "--vocab", "3", "--d-model", "16",
+                   "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "16", "--steps", "20",
+                   "--warmup", "10", "--eval-every", "10", "--seed", "1", "--dropout", "0.1",
+                   "--json", str(paths["json"]), "--plot", str(paths["png"]), "--save", str(paths["npz"])])
+    out = capsys.readouterr()
+    assert status in (0, 1)                          # 1: the target was not reached in 20 steps
+    assert "held-out exact match" in out.out and "predicted" in out.out
+    assert "step 20/20" in out.err                   # the progress line
+    result = json.loads(paths["json"].read_text())
+    assert {"task", "steps", "wall_seconds", "train_seconds", "ms_per_step", "exact_match", "final_loss",
+            "reached_target_at_step", "losses"} <= set(result)
+    assert result["task"] == "reverse" and len(result["losses"]) == result["steps"]
+    assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert tt.load_checkpoint(paths["npz"]).config.dropout == 0.1
