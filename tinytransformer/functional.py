@@ -74,9 +74,9 @@ def merge_heads(x):
     return apply(ops.merge_heads_forward, ops.merge_heads_backward, x)
 
 
-def positional_encoding(x):
-    """x (..., T, d_model) plus the sinusoidal positions of the paper."""
-    return apply(ops.positional_encoding_forward, ops.positional_encoding_backward, x)
+def positional_encoding(x, offset=0):
+    """x (..., T, d_model) plus the sinusoidal positions of the paper, from position offset on."""
+    return apply(ops.positional_encoding_forward, ops.positional_encoding_backward, x, offset=offset)
 
 
 def cross_entropy(logits, targets, ignore_index=None, label_smoothing=0.0):

@@ -167,18 +167,56 @@ class MultiHeadAttention(Module):
         self.W_o = Linear(d_model, d_model, rng, dtype=dtype)
         self.weights = None
 
-    def forward(self, x_q, x_kv, keep=None):
-        """x_q (B, T_q, d_model) attends to x_kv (B, T_k, d_model).
+    def keys_values(self, x_kv):
+        """x_kv (B, T_k, d_model) -> k, v (B, h, T_k, d_k)."""
+        return F.split_heads(self.W_k(x_kv), self.n_heads), F.split_heads(self.W_v(x_kv), self.n_heads)
+
+    def attend(self, x_q, k, v, keep=None):
+        """x_q (B, T_q, d_model) attends to keys and values (B, h, T_k, d_k) -> (B, T_q, d_model).
 
         keep: boolean mask broadcastable to (B, T_q, T_k), True = may attend.
         """
         q = F.split_heads(self.W_q(x_q), self.n_heads)       # (B, h, T_q, d_k)
-        k = F.split_heads(self.W_k(x_kv), self.n_heads)      # (B, h, T_k, d_k)
-        v = F.split_heads(self.W_v(x_kv), self.n_heads)      # (B, h, T_k, d_k)
         if keep is not None and keep.ndim == 3:
             keep = keep[:, None]                             # (B, 1, T_q or 1, T_k): same for every head
         out, self.weights = F.attention(q, k, v, keep)       # (B, h, T_q, d_k)
         return self.W_o(F.merge_heads(out))                  # (B, T_q, d_model)
+
+    def forward(self, x_q, x_kv, keep=None):
+        """x_q (B, T_q, d_model) attends to x_kv (B, T_k, d_model)."""
+        return self.attend(x_q, *self.keys_values(x_kv), keep)
+
+
+class KVCache:
+    """What incremental decoding keeps between steps, for each decoder layer.
+
+    Decoding adds one target position at a time. The keys and values of the
+    earlier positions never change (the decoder is causal: they saw nothing
+    later), so each step computes them for the new position only and appends
+    them here; the encoder output's keys and values are computed once.
+    Inference only: the arrays here are never part of a backward pass.
+    """
+
+    def __init__(self):
+        self.length = 0          # target positions decoded so far
+        self.self_kv = {}        # decoder layer -> (k, v) Tensors (B, h, length, d_k)
+        self.memory_kv = {}      # decoder layer -> (k, v) Tensors (B, h, T_src, d_k)
+
+    def extend(self, layer, k, v):
+        """Append the new positions' k, v (B, h, T_new, d_k); return all so far (B, h, length + T_new, d_k)."""
+        if layer in self.self_kv:
+            old_k, old_v = self.self_kv[layer]
+            k = Tensor(np.concatenate([old_k.data, k.data], axis=-2))
+            v = Tensor(np.concatenate([old_v.data, v.data], axis=-2))
+        self.self_kv[layer] = (k, v)
+        return k, v
+
+    def select(self, rows):
+        """Keep (or repeat) the given batch rows, e.g. the surviving hypotheses of a beam search."""
+        def pick(kv):
+            return tuple(Tensor(t.data[rows]) for t in kv)
+        self.self_kv = {layer: pick(kv) for layer, kv in self.self_kv.items()}
+        self.memory_kv = {layer: pick(kv) for layer, kv in self.memory_kv.items()}
 
 
 class FeedForward(Module):
@@ -229,11 +267,27 @@ class DecoderLayer(Module):
         self.dropout = Dropout(c.dropout, dropout_rng)
         self.norm_first = c.norm_first
 
-    def forward(self, y, memory, tgt_keep, src_keep):
-        """y (B, T_tgt, d_model) the target so far; memory (B, T_src, d_model) the encoder output."""
-        y = residual(y, lambda h: self.self_attn(h, h, tgt_keep), self.norm1, self.dropout, self.norm_first)
-        y = residual(y, lambda h: self.cross_attn(h, memory, src_keep), self.norm2, self.dropout,
-                     self.norm_first)
+    def forward(self, y, memory, tgt_keep, src_keep, cache=None):
+        """y (B, T_tgt, d_model) the target so far; memory (B, T_src, d_model) the encoder output.
+
+        With a KVCache, y holds only the new positions; the keys and values of
+        earlier positions and of the memory come from the cache.
+        """
+        def self_attention(h):
+            k, v = self.self_attn.keys_values(h)                         # (B, h, T_tgt, d_k)
+            if cache is not None:
+                k, v = cache.extend(self, k, v)                          # (B, h, length + T_tgt, d_k)
+            return self.self_attn.attend(h, k, v, tgt_keep)
+
+        def cross_attention(h):
+            if cache is None:
+                return self.cross_attn(h, memory, src_keep)
+            if self not in cache.memory_kv:
+                cache.memory_kv[self] = self.cross_attn.keys_values(memory)
+            return self.cross_attn.attend(h, *cache.memory_kv[self], src_keep)
+
+        y = residual(y, self_attention, self.norm1, self.dropout, self.norm_first)
+        y = residual(y, cross_attention, self.norm2, self.dropout, self.norm_first)
         return residual(y, self.feed_forward, self.norm3, self.dropout, self.norm_first)
 
 
@@ -262,16 +316,16 @@ class Transformer(Module):
         self.decoder_norm = LayerNorm(c.d_model, c.dtype) if c.norm_first else None
         self.output = None if c.tie_embeddings else Linear(c.d_model, c.vocab_size, rng, dtype=c.dtype)
 
-    def check_ids(self, ids, name):
+    def check_ids(self, ids, name, offset=0):
         check_ids("Transformer", ids, self.config.vocab_size, what=f"{name} token id")
         if ids.ndim != 2:
             raise ValueError(f"Transformer: {name} ids must be (B, T), got shape {ids.shape}")
-        if ids.shape[1] > self.config.max_len:
-            raise ValueError(f"Transformer: {name} has {ids.shape[1]} positions but max_len is "
+        if offset + ids.shape[1] > self.config.max_len:
+            raise ValueError(f"Transformer: {name} has {offset + ids.shape[1]} positions but max_len is "
                              f"{self.config.max_len}")
 
-    def embed_positions(self, ids):
-        return self.dropout(F.positional_encoding(self.embed(ids)))       # (B, T, d_model)
+    def embed_positions(self, ids, offset=0):
+        return self.dropout(F.positional_encoding(self.embed(ids), offset))   # (B, T, d_model)
 
     def encode(self, src_ids):
         """src_ids (B, T_src) -> memory (B, T_src, d_model), src_keep (B, 1, T_src)."""
@@ -284,13 +338,20 @@ class Transformer(Module):
             x = self.encoder_norm(x)
         return x, src_keep
 
-    def decode(self, tgt_in_ids, memory, src_keep):
-        """tgt_in_ids (B, T_tgt) and the encoder's output -> logits (B, T_tgt, V)."""
-        self.check_ids(tgt_in_ids, "tgt_in")
-        tgt_keep = F.causal_mask(tgt_in_ids.shape[1])                    # (T_tgt, T_tgt)
-        y = self.embed_positions(tgt_in_ids)
+    def decode(self, tgt_in_ids, memory, src_keep, cache=None):
+        """tgt_in_ids (B, T_tgt) and the encoder's output -> logits (B, T_tgt, V).
+
+        With a KVCache, tgt_in_ids are only the positions after the cache.length
+        already decoded (one at a time, in incremental decoding), and the cache grows.
+        """
+        start = 0 if cache is None else cache.length
+        self.check_ids(tgt_in_ids, "tgt_in", start)
+        tgt_keep = F.causal_mask(tgt_in_ids.shape[1], start)             # (T_tgt, start + T_tgt)
+        y = self.embed_positions(tgt_in_ids, start)
         for layer in self.decoder:
-            y = layer(y, memory, tgt_keep, src_keep)
+            y = layer(y, memory, tgt_keep, src_keep, cache)
+        if cache is not None:
+            cache.length += tgt_in_ids.shape[1]
         if self.decoder_norm is not None:
             y = self.decoder_norm(y)
         if self.output is None:

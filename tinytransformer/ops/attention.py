@@ -13,9 +13,14 @@ from .checks import check_float, check_ids, check_mask
 from .softmax import softmax_backward, softmax_forward
 
 
-def causal_mask(T):
-    """(T, T) keep-mask, True on and below the diagonal: position t sees 0..t."""
-    return np.tril(np.ones((T, T), dtype=bool))
+def causal_mask(T, start=0):
+    """(T, T) keep-mask, True on and below the diagonal: position t sees 0..t.
+
+    With start > 0 the T queries are positions start .. start + T - 1 and the
+    keys are positions 0 .. start + T - 1: (T, start + T), query i sees 0 .. start + i.
+    (Incremental decoding: the earlier positions' keys come from a cache.)
+    """
+    return np.tri(T, start + T, start, dtype=bool)
 
 
 def padding_mask(ids, pad_id):

@@ -49,12 +49,16 @@ def sinusoidal_positions(T, d_model):
     return _positions(int(T), int(d_model)).copy()
 
 
-def positional_encoding_forward(x):
-    """x (..., T, d_model)  ->  x + P[:T] (added, not concatenated, as in the paper)."""
+def positional_encoding_forward(x, offset=0):
+    """x (..., T, d_model)  ->  x + P[offset : offset + T] (added, not concatenated, as in the paper).
+
+    offset is the position of x's first row: incremental decoding feeds one position at a time.
+    """
     check_float("positional_encoding", x=x)
     if x.ndim < 2:
         raise ValueError(f"positional_encoding: x must be (..., T, d_model), got shape {x.shape}")
-    P = _positions(x.shape[-2], x.shape[-1])
+    T = x.shape[-2]
+    P = _positions(offset + T, x.shape[-1])[offset:]                  # (T, d_model)
     return x + P.astype(x.dtype, copy=False), None
 
 

@@ -1,0 +1,93 @@
+"""Incremental decoding with a key/value cache gives what the full decoder gives."""
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer import functional as F
+from tinytransformer.nn import KVCache
+
+
+def tiny_model(norm_first, tie_embeddings=True, seed=3):
+    config = tt.TransformerConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=2, d_ff=24, max_len=12,
+                                  dropout=0.0, norm_first=norm_first, tie_embeddings=tie_embeddings,
+                                  dtype="float64")
+    return tt.nn.Transformer(config, rng=seed)
+
+
+def source_and_target(rng):
+    src = rng.integers(3, 13, size=(5, 7))
+    src[1, 4:] = tt.PAD                                    # a padded source row
+    tgt_in = rng.integers(3, 13, size=(5, 9))
+    tgt_in[:, 0] = tt.BOS
+    return src, tgt_in
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("tie_embeddings", [True, False])
+def test_one_position_at_a_time_equals_the_full_decoder(norm_first, tie_embeddings):
+    model = tiny_model(norm_first, tie_embeddings)
+    src, tgt_in = source_and_target(np.random.default_rng(0))
+    memory, src_keep = model.encode(src)
+    full = model.decode(tgt_in, memory, src_keep).data                       # (B, 9, V)
+    cache = KVCache()
+    steps = [model.decode(tgt_in[:, t:t + 1], memory, src_keep, cache).data for t in range(9)]
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)
+    assert cache.length == 9
+
+
+def test_chunks_of_several_positions_equal_the_full_decoder():
+    model = tiny_model(norm_first=False)
+    src, tgt_in = source_and_target(np.random.default_rng(1))
+    memory, src_keep = model.encode(src)
+    full = model.decode(tgt_in, memory, src_keep).data
+    cache = KVCache()
+    chunks = [model.decode(tgt_in[:, a:b], memory, src_keep, cache).data for a, b in ((0, 4), (4, 5), (5, 9))]
+    np.testing.assert_allclose(np.concatenate(chunks, axis=1), full, rtol=0, atol=1e-12)
+
+
+def test_a_cache_with_wrong_keys_gives_different_logits():
+    """The equality above is not automatic: a step reads its history from the cache."""
+    model = tiny_model(norm_first=False)
+    src, tgt_in = source_and_target(np.random.default_rng(2))
+    memory, src_keep = model.encode(src)
+    full = model.decode(tgt_in, memory, src_keep).data
+    cache = KVCache()
+    model.decode(tgt_in[:, :1], memory, src_keep, cache)
+    cache.self_kv = {layer: (F.Tensor(np.zeros_like(k.data)), v) for layer, (k, v) in cache.self_kv.items()}
+    second = model.decode(tgt_in[:, 1:2], memory, src_keep, cache).data
+    assert np.abs(second - full[:, 1:2]).max() > 1e-3
+
+
+def test_select_keeps_the_chosen_rows():
+    model = tiny_model(norm_first=True)
+    src, tgt_in = source_and_target(np.random.default_rng(3))
+    memory, src_keep = model.encode(src)
+    cache = KVCache()
+    model.decode(tgt_in[:, :3], memory, src_keep, cache)
+    rows = np.array([4, 0, 0])
+    cache.select(rows)
+    step = model.decode(tgt_in[rows, 3:4], F.Tensor(memory.data[rows]),
+                        src_keep[rows], cache).data
+    full = model.decode(tgt_in[rows, :4], F.Tensor(memory.data[rows]), src_keep[rows]).data
+    np.testing.assert_allclose(step[:, 0], full[:, 3], rtol=0, atol=1e-12)
+
+
+def test_decoding_past_max_len_is_refused():
+    model = tiny_model(norm_first=False)
+    src, tgt_in = source_and_target(np.random.default_rng(4))
+    memory, src_keep = model.encode(src)
+    cache = KVCache()
+    model.decode(np.concatenate([tgt_in, tgt_in[:, :3]], axis=1), memory, src_keep, cache)   # 12 positions
+    with pytest.raises(ValueError, match="tgt_in has 13 positions but max_len is 12"):
+        model.decode(tgt_in[:, :1], memory, src_keep, cache)
+
+
+def test_causal_mask_with_a_start_offset():
+    np.testing.assert_array_equal(tt.causal_mask(3), np.tril(np.ones((3, 3), dtype=bool)))
+    np.testing.assert_array_equal(tt.causal_mask(2, start=3), [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
+
+
+def test_positional_encoding_offset_adds_the_later_rows():
+    x = np.zeros((1, 2, 6))
+    out = F.positional_encoding(x, offset=3).data
+    np.testing.assert_allclose(out[0], tt.sinusoidal_positions(5, 6)[3:], rtol=0, atol=0)
