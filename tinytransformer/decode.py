@@ -142,5 +142,5 @@ def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6):
                 break
     length = (ids[..., 1:] != PAD).sum(axis=-1)                         # (B, K) tokens up to EOS
     winner = length_normalised(score, length, length_penalty).argmax(axis=1)   # (B,)
-    best = ids[np.arange(B), winner, 1:]                                # (B, t)
-    return best[:, :max(1, length[np.arange(B), winner].max())]         # (B, <= max_len) no all-PAD tail
+    chosen = ids[np.arange(B), winner, 1:]                              # (B, t) without BOS
+    return chosen[:, :max(1, length[np.arange(B), winner].max())]       # (B, <= max_len) no all-PAD tail

@@ -1,0 +1,118 @@
+"""Pictures for the notebooks and the command line: attention heatmaps, the
+positional-encoding matrix, loss and accuracy curves.
+
+    from tinytransformer import plot
+    ax = plot.attention_heatmap(weights, x_labels=src_tokens, y_labels=tgt_tokens)
+    ax.figure.savefig("attention.png")
+
+Each function draws on `ax` when one is given (to place several plots in one
+figure), else on a new figure, and returns the Axes; the Figure is `ax.figure`.
+This is the only file that imports matplotlib: the rest of tinytransformer
+needs NumPy alone. (A script drawing many figures should close each one,
+`plt.close(ax.figure)`, once saved.)
+"""
+import numpy as np
+
+try:
+    import matplotlib.pyplot as plt
+except ImportError as error:
+    raise ImportError("tinytransformer.plot needs matplotlib: pip install 'tinytransformer[plot]'") from error
+
+from .tensor import Tensor
+
+
+def _array(values, name, ndim):
+    """values (an ndarray, a Tensor or a list) as an ndarray of ndim axes."""
+    array = values.data if isinstance(values, Tensor) else np.asarray(values)
+    if array.ndim != ndim:
+        raise ValueError(f"plot: {name} must have {ndim} axes, got shape {array.shape}")
+    return array
+
+
+def _axes(ax, figsize):
+    """The given Axes, or the Axes of a new figure of figsize (inches)."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None, annotate=False):
+    """Attention weights (T_q, T_k) as an image: row t is query t, column s is key s.
+
+    x_labels name the keys (columns), y_labels the queries (rows), e.g. tokens.
+    The colour scale is fixed to [0, 1], so heatmaps can be compared with each other.
+    annotate=True writes each weight in its cell (readable up to about 10 x 10).
+    """
+    weights = _array(weights, "weights", 2)
+    T_q, T_k = weights.shape
+    for name, labels, n in (("x_labels", x_labels, T_k), ("y_labels", y_labels, T_q)):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"attention_heatmap: {name} has {len(labels)} labels for {n} "
+                             f"{'columns (keys)' if name == 'x_labels' else 'rows (queries)'}")
+    ax = _axes(ax, figsize=(1.5 + 0.45 * T_k, 1.0 + 0.45 * T_q))
+    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
+    ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    if x_labels is not None:
+        ax.set_xticks(range(T_k), [str(label) for label in x_labels], rotation=90 if T_k > 12 else 0)
+    if y_labels is not None:
+        ax.set_yticks(range(T_q), [str(label) for label in y_labels])
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query (attending)")
+    if annotate:
+        for (row, column), w in np.ndenumerate(weights):
+            ax.text(column, row, f"{w:.2f}", ha="center", va="center",
+                    color="black" if w > 0.6 else "white", fontsize=9)
+    if title is not None:
+        ax.set_title(title)
+    return ax
+
+
+def positional_encoding_matrix(P, ax=None, title=None):
+    """The positional-encoding matrix P (T, d_model) as an image: row t is position t.
+
+    Columns alternate sin (even) and cos (odd); values lie in [-1, 1].
+    """
+    P = _array(P, "P", 2)
+    ax = _axes(ax, figsize=(8, 4.5))
+    image = ax.imshow(P, cmap="RdBu_r", vmin=-1.0, vmax=1.0, aspect="auto", interpolation="nearest")
+    ax.figure.colorbar(image, ax=ax)
+    ax.set_xlabel("dimension (even: sin, odd: cos)")
+    ax.set_ylabel("position t")
+    if title is not None:
+        ax.set_title(title)
+    return ax
+
+
+def _curve(values, ax, steps, label, title, ylabel):
+    values = _array(values, ylabel, 1)
+    steps = np.arange(len(values)) if steps is None else _array(steps, "steps", 1)
+    if len(steps) != len(values):
+        raise ValueError(f"plot: {len(steps)} steps for {len(values)} values of {ylabel}")
+    ax = _axes(ax, figsize=(6, 3.5))
+    ax.plot(steps, values, label=label)
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    if label is not None:
+        ax.legend()
+    if title is not None:
+        ax.set_title(title)
+    return ax
+
+
+def loss_curve(losses, ax=None, steps=None, label=None, title=None, log_scale=False):
+    """Loss against training step (steps defaults to 0, 1, 2, ...).
+
+    Call again with the same ax and a label to compare runs on one plot.
+    """
+    ax = _curve(losses, ax, steps, label, title, "loss")
+    if log_scale:
+        ax.set_yscale("log")
+    return ax
+
+
+def accuracy_curve(accuracies, ax=None, steps=None, label=None, title=None, ylabel="accuracy"):
+    """Accuracy (a fraction in [0, 1], e.g. exact match) against training step."""
+    ax = _curve(accuracies, ax, steps, label, title, ylabel)
+    ax.set_ylim(-0.02, 1.02)
+    return ax
