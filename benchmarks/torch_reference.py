@@ -285,8 +285,13 @@ def warmup_lr(step, d_model, warmup, scale=1.0):
 
 
 def make_optimizer(model):
-    """Adam as in the paper (betas 0.9, 0.98, eps 1e-9); train_step sets the lr."""
-    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    """Adam as in the paper (betas 0.9, 0.98, eps 1e-9); train_step sets the lr.
+
+    fused=True updates all parameters in one kernel, the fastest of torch's
+    three Adam implementations on this CPU (see benchmarks/README.md).
+    """
+    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9,
+                            fused=True)
 
 
 def to_tensors(batch):
@@ -381,7 +386,7 @@ def time_to_accuracy(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMI
                             np.random.default_rng(seed + 1000))
     train_seconds = 0.0
     wall_start = time.perf_counter()
-    accuracy, reached_at, step = 0.0, None, 0
+    accuracy, reached_at, step, n_evals = 0.0, None, 0, 0
     while step < max_steps and reached_at is None:
         step += 1
         start = time.perf_counter()
@@ -394,16 +399,39 @@ def time_to_accuracy(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMI
         train_seconds += time.perf_counter() - start
         if step % eval_every == 0 or step == max_steps:
             accuracy = evaluate(model, eval_batch)
+            n_evals += 1
             if accuracy >= target:
                 reached_at = step
     wall_seconds = time.perf_counter() - wall_start
     return dict(task=task["task"], steps=step, wall_seconds=wall_seconds,
                 train_seconds=train_seconds, ms_per_step=1000.0 * train_seconds / step,
-                exact_match=accuracy, reached_target_at_step=reached_at,
+                exact_match=accuracy, reached_target_at_step=reached_at, n_evals=n_evals,
                 config=dict(model=config, task=task, optimizer=optimizer_setting,
                             target=target, eval_every=eval_every, max_steps=max_steps,
                             seed=seed, n_eval=n_eval, attention=attention,
                             torch=torch.__version__, threads=torch.get_num_threads()))
+
+
+def tune(config, task, lr_scales, warmups, seeds, label_smoothing=0.0, **options):
+    """Run time_to_accuracy for every (lr_scale, warmup, seed), one run at a time.
+
+    options go to time_to_accuracy (target, eval_every, max_steps, ...).
+    Returns the list of result dicts, printing one line per run.
+    """
+    results = []
+    for lr_scale in lr_scales:
+        for warmup in warmups:
+            for seed in seeds:
+                setting = dict(lr_scale=lr_scale, warmup=warmup,
+                               label_smoothing=label_smoothing)
+                result = time_to_accuracy(config, task, setting, seed=seed, **options)
+                print(f"lr_scale {lr_scale:<4} warmup {warmup:<4} seed {seed}: "
+                      f"reached at {result['reached_target_at_step']}, "
+                      f"exact match {result['exact_match']:.3f}, "
+                      f"train {result['train_seconds']:.1f} s, "
+                      f"wall {result['wall_seconds']:.1f} s", flush=True)
+                results.append(result)
+    return results
 
 
 # ---------------------------------------------------------------------------
@@ -411,7 +439,7 @@ def time_to_accuracy(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMI
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["step-time", "time-to-accuracy"])
+    parser.add_argument("mode", choices=["step-time", "time-to-accuracy", "tune"])
     parser.add_argument("--task", choices=["copy", "reverse"], default=CLASSROOM_TASK["task"])
     parser.add_argument("--seq-len", type=int, default=CLASSROOM_TASK["seq_len"])
     parser.add_argument("--n-symbols", type=int, default=CLASSROOM_TASK["n_symbols"])
@@ -440,7 +468,11 @@ def parse_args(argv=None):
     parser.add_argument("--eval-every", type=int, default=100)
     parser.add_argument("--max-steps", type=int, default=3000)
     parser.add_argument("--n-eval", type=int, default=1000)
-    parser.add_argument("--json", help="time-to-accuracy: write the result to this path")
+    parser.add_argument("--json", help="time-to-accuracy, tune: write the result(s) here")
+    # tune: the grid of schedule settings, each run with every seed
+    parser.add_argument("--lr-scales", type=float, nargs="+", default=[0.5, 1, 2, 4])
+    parser.add_argument("--warmups", type=int, nargs="+", default=[100, 200, 400])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     return parser.parse_args(argv)
 
 
@@ -465,6 +497,19 @@ def main(argv=None):
                                      args.steps, args.seed, args.attention)
         print(f"{len(times_ms)} steps: median {statistics.median(times_ms):.2f} ms/step, "
               f"mean {statistics.mean(times_ms):.2f} ms/step")
+        return
+
+    if args.mode == "tune":
+        print(f"tune lr_scale {args.lr_scales} x warmup {args.warmups} x seed {args.seeds}, "
+              f"eval every {args.eval_every}, target {args.target}, "
+              f"max steps {args.max_steps}")
+        results = tune(config, task, args.lr_scales, args.warmups, args.seeds,
+                       args.label_smoothing, target=args.target,
+                       eval_every=args.eval_every, max_steps=args.max_steps,
+                       n_eval=args.n_eval, attention=args.attention)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=2)
         return
 
     print(f"optimizer {optimizer_setting}, eval every {args.eval_every}, "

@@ -1,0 +1,104 @@
+"""Milliseconds per training step: tinytransformer against PyTorch eager, alternating.
+
+Both train the same classroom model (length 10, 10 symbols, d_model 64, 4 heads,
+2+2 layers, d_ff 128, batch 64, float32, Adam) on the same pre-drawn batches.
+The two libraries take turns, a block of steps each, so that whatever else
+the machine is doing falls on both alike. Run from the repository root:
+
+    PYTHONPATH=. python benchmarks/step_time.py [--rounds 10 --steps-per-round 20 --threads 2]
+
+Without torch installed it times tinytransformer alone. Also prints the
+tape's profile of one step: where the time goes, op by op.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=10, help="turns each library takes")
+    parser.add_argument("--steps-per-round", type=int, default=20)
+    parser.add_argument("--warmup-steps", type=int, default=20, help="untimed steps first, for each")
+    parser.add_argument("--threads", type=int, default=2, help="BLAS / torch threads")
+    parser.add_argument("--no-torch", action="store_true", help="time tinytransformer alone")
+    parser.add_argument("--profile", action="store_true", help="also print the op-by-op profile")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    # BLAS reads its thread count when NumPy is first imported: set it before that.
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    import numpy as np
+
+    import tinytransformer as tt
+    from tinytransformer.data import make_batch, vocab_size
+    from tinytransformer.optim import Adam
+    from tinytransformer.profile import profile_steps, profile_table
+    from tinytransformer.train import train_step
+
+    config = tt.TransformerConfig(vocab_size(10), d_model=64, n_heads=4, n_layers=2, d_ff=128,
+                                  max_len=64, dropout=0.0)
+    rng = np.random.default_rng(0)
+    n_steps = args.warmup_steps + args.rounds * args.steps_per_round
+    batches = [make_batch("reverse", 64, 10, 10, rng) for _ in range(n_steps)]
+
+    model = tt.nn.Transformer(config, rng=0)
+    optimizer = Adam(model.parameters(), lr=1e-3)
+    runners = {"tinytransformer": lambda batch: train_step(model, optimizer, batch)}
+
+    torch_reference = None if args.no_torch else import_torch_reference()
+    if torch_reference is not None:
+        import torch
+        torch.set_num_threads(args.threads)
+        torch_model = torch_reference.build_model(torch_reference.CLASSROOM_MODEL, seed=0)
+        torch_optimizer = torch_reference.make_optimizer(torch_model)
+
+        def torch_step(batch):
+            src, tgt_in, tgt_out = torch_reference.to_tensors(batch)
+            torch_reference.train_step(torch_model, torch_optimizer, src, tgt_in, tgt_out, lr=1e-3)
+        runners[f"PyTorch {torch.__version__} eager"] = torch_step
+
+    for run in runners.values():
+        for batch in batches[:args.warmup_steps]:
+            run(batch)
+    times = {name: [] for name in runners}
+    for round_ in range(args.rounds):
+        block = batches[args.warmup_steps + round_ * args.steps_per_round:][:args.steps_per_round]
+        for name, run in runners.items():
+            for batch in block:
+                start = time.perf_counter()
+                run(batch)
+                times[name].append(1e3 * (time.perf_counter() - start))
+
+    print(f"ms per training step, classroom model, {args.threads} threads, "
+          f"{args.rounds} alternating rounds of {args.steps_per_round} steps each")
+    print(f"{'':<28}{'median':>8}{'mean':>8}{'min':>8}")
+    for name, ms in times.items():
+        print(f"{name:<28}{statistics.median(ms):>8.2f}{statistics.mean(ms):>8.2f}{min(ms):>8.2f}")
+    if len(times) == 2:
+        ours, theirs = (statistics.median(ms) for ms in times.values())
+        print(f"ratio (tinytransformer / PyTorch), medians: {ours / theirs:.2f}")
+
+    if args.profile:
+        totals, step_seconds = profile_steps(model, batches[0], optimizer, steps=50)
+        print("\nWhere a tinytransformer step goes (the tape's profile, 50 steps):")
+        print(profile_table(totals, step_seconds, 50))
+
+
+def import_torch_reference():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("(torch is not installed: timing tinytransformer alone)")
+        return None
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_reference
+    return torch_reference
+
+
+if __name__ == "__main__":
+    main()
