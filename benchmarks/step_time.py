@@ -11,10 +11,10 @@ Without torch installed it times tinytransformer alone. Also prints the
 tape's profile of one step: where the time goes, op by op.
 """
 import argparse
-import os
 import statistics
-import sys
 import time
+
+from common import import_torch_reference, use_threads
 
 
 def parse_args(argv=None):
@@ -30,8 +30,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    # BLAS reads its thread count when NumPy is first imported: set it before that.
-    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    use_threads(args.threads)
     import numpy as np
 
     import tinytransformer as tt
@@ -50,10 +49,9 @@ def main(argv=None):
     optimizer = Adam(model.parameters(), lr=1e-3)
     runners = {"tinytransformer": lambda batch: train_step(model, optimizer, batch)}
 
-    torch_reference = None if args.no_torch else import_torch_reference()
+    torch_reference = None if args.no_torch else import_torch_reference(args.threads)
     if torch_reference is not None:
         import torch
-        torch.set_num_threads(args.threads)
         torch_model = torch_reference.build_model(torch_reference.CLASSROOM_MODEL, seed=0)
         torch_optimizer = torch_reference.make_optimizer(torch_model)
 
@@ -88,16 +86,6 @@ def main(argv=None):
         print("\nWhere a tinytransformer step goes (the tape's profile, 50 steps):")
         print(profile_table(totals, step_seconds, 50))
 
-
-def import_torch_reference():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        print("(torch is not installed: timing tinytransformer alone)")
-        return None
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import torch_reference
-    return torch_reference
 
 
 if __name__ == "__main__":

@@ -8,18 +8,13 @@ same toy tasks (from tinytransformer.data) and the same greedy exact-match
 evaluation. It is a benchmark, not part of the package: torch is never a
 dependency of tinytransformer.
 
-Run from the repository root (PYTHONPATH makes tinytransformer.data importable):
-
-    PYTHONPATH=. python benchmarks/torch_reference.py step-time
-    PYTHONPATH=. python benchmarks/torch_reference.py time-to-accuracy --task reverse
+It has no command line of its own: benchmarks/step_time.py and
+benchmarks/time_to_accuracy.py import it when torch is installed.
 
 Shapes: B batch, T time (T_q, T_k where they differ), V vocabulary,
 h heads, d_k = d_model // h.
 """
-import argparse
-import json
 import math
-import statistics
 import sys
 import time
 
@@ -346,29 +341,7 @@ def evaluate(model, eval_batch):
 
 
 # ---------------------------------------------------------------------------
-# The two measurements.
-
-def measure_step_time(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMIZER,
-                      warmup_steps=20, steps=200, seed=0, attention="sdpa"):
-    """Time training steps; the batches are drawn beforehand so data generation
-    is excluded. Returns the list of step times in milliseconds (after warm-up)."""
-    model = build_model(config, seed, attention)
-    optimizer = make_optimizer(model)
-    rng = np.random.default_rng(seed)
-    batches = [to_tensors(make_batch(task["task"], task["batch_size"], task["seq_len"],
-                                     task["n_symbols"], rng))
-               for _ in range(warmup_steps + steps)]
-    times_ms = []
-    for step, (src, tgt_in, tgt_out) in enumerate(batches, start=1):
-        lr = warmup_lr(step, config["d_model"], optimizer_setting["warmup"],
-                       optimizer_setting["lr_scale"])
-        start = time.perf_counter()
-        train_step(model, optimizer, src, tgt_in, tgt_out, lr,
-                   optimizer_setting["label_smoothing"])
-        if step > warmup_steps:
-            times_ms.append((time.perf_counter() - start) * 1000.0)
-    return times_ms
-
+# Time to accuracy (benchmarks/time_to_accuracy.py calls this).
 
 def time_to_accuracy(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMIZER,
                      target=0.99, eval_every=100, max_steps=3000, seed=0,
@@ -410,125 +383,3 @@ def time_to_accuracy(config, task=CLASSROOM_TASK, optimizer_setting=TUNED_OPTIMI
                             target=target, eval_every=eval_every, max_steps=max_steps,
                             seed=seed, n_eval=n_eval, attention=attention,
                             torch=torch.__version__, threads=torch.get_num_threads()))
-
-
-def tune(config, task, lr_scales, warmups, seeds, label_smoothing=0.0, **options):
-    """Run time_to_accuracy for every (lr_scale, warmup, seed), one run at a time.
-
-    options go to time_to_accuracy (target, eval_every, max_steps, ...).
-    Returns the list of result dicts, printing one line per run.
-    """
-    results = []
-    for lr_scale in lr_scales:
-        for warmup in warmups:
-            for seed in seeds:
-                setting = dict(lr_scale=lr_scale, warmup=warmup,
-                               label_smoothing=label_smoothing)
-                result = time_to_accuracy(config, task, setting, seed=seed, **options)
-                print(f"lr_scale {lr_scale:<4} warmup {warmup:<4} seed {seed}: "
-                      f"reached at {result['reached_target_at_step']}, "
-                      f"exact match {result['exact_match']:.3f}, "
-                      f"train {result['train_seconds']:.1f} s, "
-                      f"wall {result['wall_seconds']:.1f} s", flush=True)
-                results.append(result)
-    return results
-
-
-# ---------------------------------------------------------------------------
-# Command line.
-
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["step-time", "time-to-accuracy", "tune"])
-    parser.add_argument("--task", choices=["copy", "reverse"], default=CLASSROOM_TASK["task"])
-    parser.add_argument("--seq-len", type=int, default=CLASSROOM_TASK["seq_len"])
-    parser.add_argument("--n-symbols", type=int, default=CLASSROOM_TASK["n_symbols"])
-    parser.add_argument("--batch-size", type=int, default=CLASSROOM_TASK["batch_size"])
-    for name in ("d_model", "n_heads", "n_layers", "d_ff", "max_len"):
-        parser.add_argument("--" + name.replace("_", "-"), type=int,
-                            default=CLASSROOM_MODEL[name])
-    parser.add_argument("--dropout", type=float, default=CLASSROOM_MODEL["dropout"])
-    parser.add_argument("--norm-first", action="store_true", help="pre-LN instead of post-LN")
-    parser.add_argument("--untied", action="store_true",
-                        help="a separate output Linear instead of tied embeddings")
-    parser.add_argument("--attention", choices=sorted(ATTENTION), default="sdpa")
-    parser.add_argument("--lr-scale", type=float, default=TUNED_OPTIMIZER["lr_scale"])
-    parser.add_argument("--warmup", type=int, default=TUNED_OPTIMIZER["warmup"],
-                        help="warmup steps of the learning-rate schedule")
-    parser.add_argument("--label-smoothing", type=float,
-                        default=TUNED_OPTIMIZER["label_smoothing"])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
-    # step-time
-    parser.add_argument("--warmup-steps", type=int, default=20,
-                        help="step-time: untimed steps before timing")
-    parser.add_argument("--steps", type=int, default=200, help="step-time: timed steps")
-    # time-to-accuracy
-    parser.add_argument("--target", type=float, default=0.99)
-    parser.add_argument("--eval-every", type=int, default=100)
-    parser.add_argument("--max-steps", type=int, default=3000)
-    parser.add_argument("--n-eval", type=int, default=1000)
-    parser.add_argument("--json", help="time-to-accuracy, tune: write the result(s) here")
-    # tune: the grid of schedule settings, each run with every seed
-    parser.add_argument("--lr-scales", type=float, nargs="+", default=[0.5, 1, 2, 4])
-    parser.add_argument("--warmups", type=int, nargs="+", default=[100, 200, 400])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    return parser.parse_args(argv)
-
-
-def main(argv=None):
-    args = parse_args(argv)
-    torch.set_num_threads(args.threads)
-    task = dict(task=args.task, seq_len=args.seq_len, n_symbols=args.n_symbols,
-                batch_size=args.batch_size)
-    config = dict(vocab_size=vocab_size(args.n_symbols), d_model=args.d_model,
-                  n_heads=args.n_heads, n_layers=args.n_layers, d_ff=args.d_ff,
-                  max_len=args.max_len, dropout=args.dropout, norm_first=args.norm_first,
-                  tie_embeddings=not args.untied)
-    optimizer_setting = dict(lr_scale=args.lr_scale, warmup=args.warmup,
-                             label_smoothing=args.label_smoothing)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, float32, "
-          f"attention={args.attention}")
-    print(f"model {config}")
-    print(f"task {task}")
-
-    if args.mode == "step-time":
-        times_ms = measure_step_time(config, task, optimizer_setting, args.warmup_steps,
-                                     args.steps, args.seed, args.attention)
-        print(f"{len(times_ms)} steps: median {statistics.median(times_ms):.2f} ms/step, "
-              f"mean {statistics.mean(times_ms):.2f} ms/step")
-        return
-
-    if args.mode == "tune":
-        print(f"tune lr_scale {args.lr_scales} x warmup {args.warmups} x seed {args.seeds}, "
-              f"eval every {args.eval_every}, target {args.target}, "
-              f"max steps {args.max_steps}")
-        results = tune(config, task, args.lr_scales, args.warmups, args.seeds,
-                       args.label_smoothing, target=args.target,
-                       eval_every=args.eval_every, max_steps=args.max_steps,
-                       n_eval=args.n_eval, attention=args.attention)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=2)
-        return
-
-    print(f"optimizer {optimizer_setting}, eval every {args.eval_every}, "
-          f"target {args.target}, max steps {args.max_steps}, seed {args.seed}")
-    result = time_to_accuracy(config, task, optimizer_setting, args.target,
-                              args.eval_every, args.max_steps, args.seed, args.n_eval,
-                              args.attention)
-    if result["reached_target_at_step"] is None:
-        print(f"did not reach {args.target} in {result['steps']} steps "
-              f"(exact match {result['exact_match']:.3f})")
-    else:
-        print(f"reached exact match {result['exact_match']:.3f} >= {args.target} "
-              f"at step {result['reached_target_at_step']}")
-    print(f"wall {result['wall_seconds']:.1f} s (training + eval), "
-          f"train {result['train_seconds']:.1f} s, {result['ms_per_step']:.2f} ms/step")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,29 @@
+"""What the benchmark scripts share: the thread count, and the optional PyTorch reference.
+
+Imports nothing heavy itself: use_threads must run before NumPy is imported.
+"""
+import os
+import sys
+
+
+def use_threads(n):
+    """Make BLAS (and PyTorch, if it is loaded later) use n threads.
+
+    OpenBLAS reads OPENBLAS_NUM_THREADS once, when NumPy is first imported.
+    """
+    if "numpy" in sys.modules:
+        raise RuntimeError("benchmarks: use_threads must run before NumPy is imported")
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(n)
+
+
+def import_torch_reference(threads):
+    """benchmarks/torch_reference.py as a module, torch set to threads; None without torch."""
+    try:
+        import torch
+    except ImportError:
+        print("(torch is not installed: measuring tinytransformer alone)")
+        return None
+    torch.set_num_threads(threads)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_reference
+    return torch_reference
