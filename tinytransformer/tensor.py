@@ -107,6 +107,9 @@ class Tape:
 
     Tape(profile=True) also adds up the seconds each kind of op spends:
     tape.seconds[name] = {"forward": s, "backward": s, "calls": n}.
+    Blocks may nest; an op inside both is recorded in both. Replay one of them
+    per forward pass: the tensors are shared, so a second replay would start from
+    the .grad the first one left on them.
     """
 
     def __init__(self, profile=False):
