@@ -5,7 +5,7 @@ Both train the same classroom model (length 10, 10 symbols, d_model 64, 4 heads,
 The two libraries take turns, a block of steps each, so that whatever else
 the machine is doing falls on both alike. Run from the repository root:
 
-    PYTHONPATH=. python benchmarks/step_time.py [--rounds 10 --steps-per-round 20 --threads 2]
+    PYTHONPATH=. python benchmarks/step_time.py [--rounds 10 --steps-per-round 20 --threads 1]
 
 Without torch installed it times tinytransformer alone. Also prints the
 tape's profile of one step: where the time goes, op by op.
@@ -14,7 +14,7 @@ import argparse
 import statistics
 import time
 
-from common import import_torch_reference, use_threads
+from common import classroom_config, import_torch_reference, use_threads
 
 
 def parse_args(argv=None):
@@ -22,7 +22,7 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=10, help="turns each library takes")
     parser.add_argument("--steps-per-round", type=int, default=20)
     parser.add_argument("--warmup-steps", type=int, default=20, help="untimed steps first, for each")
-    parser.add_argument("--threads", type=int, default=2, help="BLAS / torch threads")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS / torch threads")
     parser.add_argument("--no-torch", action="store_true", help="time tinytransformer alone")
     parser.add_argument("--profile", action="store_true", help="also print the op-by-op profile")
     return parser.parse_args(argv)
@@ -34,13 +34,12 @@ def main(argv=None):
     import numpy as np
 
     import tinytransformer as tt
-    from tinytransformer.data import make_batch, vocab_size
+    from tinytransformer.data import make_batch
     from tinytransformer.optim import Adam
     from tinytransformer.profile import profile_steps, profile_table
     from tinytransformer.train import train_step
 
-    config = tt.TransformerConfig(vocab_size(10), d_model=64, n_heads=4, n_layers=2, d_ff=128,
-                                  max_len=64, dropout=0.0)
+    config = classroom_config()
     rng = np.random.default_rng(0)
     n_steps = args.warmup_steps + args.rounds * args.steps_per_round
     batches = [make_batch("reverse", 64, 10, 10, rng) for _ in range(n_steps)]

@@ -19,7 +19,7 @@ import argparse
 import itertools
 import statistics
 
-from common import import_torch_reference, use_threads
+from common import classroom_config, import_torch_reference, use_threads
 
 
 def parse_args(argv=None):
@@ -38,12 +38,9 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     use_threads(args.threads)
-    import tinytransformer as tt
-    from tinytransformer.data import vocab_size
     from tinytransformer.train import EVAL_EVERY, LR_SCALE, WARMUP, train
 
-    config = tt.TransformerConfig(vocab_size(10), d_model=64, n_heads=4, n_layers=2, d_ff=128,
-                                  max_len=64, dropout=0.0)
+    config = classroom_config()
 
     def ours(lr_scale, warmup, seed):
         r = train(config, args.task, seq_len=10, n_symbols=10, batch_size=64, steps=args.max_steps,
