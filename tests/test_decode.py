@@ -1,11 +1,13 @@
 """Decoding: greedy, sampling and beam search, on a model trained in the test and on a made-up model."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import tinytransformer as tt
 from tinytransformer import decode
 from tinytransformer.data import BOS, EOS, PAD, make_batch
-from tinytransformer.nn import TransformerConfig
+from tinytransformer.nn import KVCache, TransformerConfig
 from tinytransformer.tensor import Tensor
 from tinytransformer.train import exact_match, train
 
@@ -14,12 +16,15 @@ SEQ_LEN, N_SYMBOLS = 4, 4
 
 @pytest.fixture(scope="module")
 def copier():
-    """A one-layer model trained for 250 steps (a few seconds) on copying 1 to 4 of 4 symbols:
-    about 99% exact match."""
+    """A one-layer model trained for 400 steps (a few seconds) on copying 1 to 4 of 4 symbols.
+
+    Over training seeds 0 to 24 its greedy exact match on held_out was 0.98 to 1.0
+    (seed 0: 1.0); 250 steps at half the learning rate gave 0.90 to 1.0, too close to a 0.9 bar.
+    """
     config = TransformerConfig(vocab_size=tt.data.vocab_size(N_SYMBOLS), d_model=16, n_heads=2, n_layers=1,
                                d_ff=32, max_len=SEQ_LEN + 1, dropout=0.0)
-    return train(config, "copy", seq_len=SEQ_LEN, n_symbols=N_SYMBOLS, batch_size=32, steps=250,
-                 lr_scale=0.5, warmup=50, variable_length=True, eval_every=0, eval_size=100,
+    return train(config, "copy", seq_len=SEQ_LEN, n_symbols=N_SYMBOLS, batch_size=32, steps=400,
+                 lr_scale=1.0, warmup=100, variable_length=True, eval_every=0, eval_size=100,
                  target_accuracy=None, progress=False, seed=0).model
 
 
@@ -31,7 +36,9 @@ def held_out():
 def test_greedy_copies(copier, held_out):
     ids = decode.greedy(copier, held_out.src, max_len=SEQ_LEN + 1)
     assert ids.shape == (100, SEQ_LEN + 1)
-    assert exact_match(ids, held_out.tgt_out) >= 0.9
+    # the bar leaves room for 5 wrong rows where the worst of 25 training seeds had 2;
+    # an untrained model scores 0
+    assert exact_match(ids, held_out.tgt_out) >= 0.95
 
 
 def check_finished_rows(ids):
@@ -103,7 +110,7 @@ def test_beam_search_returns_eos_terminated_sequences(copier, held_out):
     ids = decode.beam_search(copier, held_out.src, 5, beam_width=3)
     assert np.all((ids == EOS).sum(axis=1) == 1)
     check_finished_rows(ids)
-    assert exact_match(ids, held_out.tgt_out) >= 0.9
+    assert exact_match(ids, held_out.tgt_out) >= 0.95
 
 
 # A made-up model whose next token depends only on the last one, so the most
@@ -134,7 +141,9 @@ class MadeUpModel:
     def encode(self, src_ids):
         return Tensor(np.zeros((len(src_ids), 1, 2))), np.ones((len(src_ids), 1, 1), dtype=bool)
 
-    def decode(self, prefix, memory, src_keep):
+    def decode(self, prefix, memory, src_keep, cache=None):
+        if cache is not None:
+            cache.length += prefix.shape[1]         # the last token is all it needs: nothing else to keep
         return Tensor(self.table[prefix])           # (N, t, V) logits
 
 
@@ -144,3 +153,93 @@ def test_beam_search_finds_the_more_likely_sequence_that_greedy_misses():
     np.testing.assert_array_equal(greedy[0], [A, A, A, A])
     beam = decode.beam_search(MadeUpModel(), src, max_len=4, beam_width=2, length_penalty=0.0)
     np.testing.assert_array_equal(beam, [[B, EOS], [B, EOS]])
+
+
+# The key/value cache: decoding one token per step gives what re-running the
+# whole prefix gives. Float64 models, so the logits agree to ~1e-12.
+
+def float64_copy(model):
+    """The same weights in a float64 model."""
+    config = dataclasses.replace(model.config, dtype="float64")
+    copy = tt.nn.Transformer(config, rng=0)
+    for mine, theirs in zip(copy.parameters(), model.parameters()):
+        mine.data[...] = theirs.data
+    return copy
+
+
+def untrained(norm_first):
+    """Random weights, vocabulary 13, max_len 12: long sequences, rarely EOS, beams re-ranked often."""
+    config = TransformerConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=2, d_ff=24, max_len=12,
+                               dropout=0.0, norm_first=norm_first, dtype="float64")
+    return tt.nn.Transformer(config, rng=5)
+
+
+def untrained_source():
+    src = np.random.default_rng(6).integers(3, 13, size=(6, 7))
+    src[2, 3:] = PAD                                                       # a padded source row
+    return src
+
+
+@pytest.fixture(scope="module", params=["copier", "untrained post-LN", "untrained pre-LN"])
+def model_and_source(request, copier, held_out):
+    if request.param == "copier":
+        return float64_copy(copier), held_out.src, SEQ_LEN + 1
+    return untrained(norm_first=request.param.endswith("pre-LN")), untrained_source(), 12
+
+
+def test_cached_next_token_logits_equal_the_full_decoder_at_every_step(model_and_source):
+    model, src, max_len = model_and_source
+    prefix = np.concatenate([np.full((len(src), 1), BOS), decode.greedy(model, src, max_len)], axis=1)
+    memory, src_keep = model.encode(src)
+    cache = KVCache()
+    for t in range(1, prefix.shape[1]):                                    # the last token is never read
+        cached = decode.next_token_logits(model, prefix[:, :t], memory, src_keep, cache)      # (B, V)
+        full = decode.next_token_logits(model, prefix[:, :t], memory, src_keep)
+        np.testing.assert_allclose(cached, full, rtol=0, atol=1e-12)
+        assert cache.length == t
+
+
+def test_cached_greedy_sample_and_beam_search_equal_uncached(model_and_source):
+    model, src, max_len = model_and_source
+    for decoder in (lambda use_cache: decode.greedy(model, src, max_len, use_cache=use_cache),
+                    lambda use_cache: decode.sample(model, src, max_len, rng=3, temperature=2.0,
+                                                    use_cache=use_cache),
+                    lambda use_cache: decode.beam_search(model, src, max_len, beam_width=3,
+                                                         use_cache=use_cache)):
+        np.testing.assert_array_equal(decoder(use_cache=True), decoder(use_cache=False))
+
+
+def test_cached_beam_width_1_is_greedy(model_and_source):
+    model, src, max_len = model_and_source
+    np.testing.assert_array_equal(decode.beam_search(model, src, max_len, beam_width=1),
+                                  decode.greedy(model, src, max_len))
+
+
+def test_beam_search_without_reordering_the_cache_goes_wrong(monkeypatch):
+    """The equality above needs cache.select: without it a beam reads another beam's history."""
+    model, src = untrained(norm_first=False), untrained_source()
+    right = decode.beam_search(model, src, 12, beam_width=3, use_cache=False)
+    monkeypatch.setattr(KVCache, "select", lambda cache, rows: None)
+    assert not np.array_equal(decode.beam_search(model, src, 12, beam_width=3), right)
+
+
+class CountingModel:
+    """Wraps a model; counts the target positions its decoder runs on."""
+
+    def __init__(self, model):
+        self.model, self.config, self.positions = model, model.config, 0
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def decode(self, tgt_in_ids, memory, src_keep, cache=None):
+        self.positions += tgt_in_ids.shape[1]
+        return self.model.decode(tgt_in_ids, memory, src_keep, cache)
+
+
+@pytest.mark.parametrize("use_cache, positions", [(True, 12), (False, 12 * 13 // 2)])
+def test_the_cache_runs_one_position_per_step(use_cache, positions):
+    counting = CountingModel(untrained(norm_first=False))
+    ids = decode.greedy(counting, untrained_source(), 12, use_cache=use_cache)
+    assert ids.shape[1] == 12 and not (ids == EOS).any(axis=1).all()      # all 12 steps were run
+    assert counting.positions == positions                                # 1 + 1 + ... or 1 + 2 + ... + 12

@@ -9,6 +9,16 @@ the leading BOS:
 
 Decoding runs in eval mode (dropout off) and outside any Tape: nothing is
 recorded, nothing is kept for a backward pass.
+
+Why a key/value cache gives the same numbers. The decoder is causal: position
+i attends only to positions <= i, so its keys and values in every layer depend
+on tokens 0..i alone and never change once computed (dropout is off, so
+recomputing them would give the very same numbers). Each step therefore runs
+the decoder on the newest token only and reads the keys and values of the
+earlier ones from a KVCache; the encoder output's keys and values are computed
+once. T steps run the decoder on T positions in all, instead of
+1 + 2 + ... + T = T(T + 1)/2 without the cache. use_cache=False re-runs the
+whole prefix every step: the reference the tests compare with.
 """
 import contextlib
 
@@ -16,6 +26,7 @@ import numpy as np
 
 from . import functional as F
 from .data import BOS, EOS, PAD
+from .nn import KVCache
 from .tensor import _active_tapes
 
 
@@ -40,26 +51,30 @@ def check_max_len(model, max_len, name):
                          f"{model.config.max_len}, got {max_len}")
 
 
-def next_token_logits(model, prefix, memory, src_keep):
-    """Logits (N, V) of the token that follows each row of prefix (N, t).
+def next_token_logits(model, ids, memory, src_keep, cache=None):
+    """Logits (N, V) of the token that follows each row of ids (N, t).
 
-    Re-runs the decoder over the whole prefix and keeps its last position. A
-    key/value cache would run only the new position; every decoder below gets
-    its logits from here, so this is the one function to change for that.
+    With a KVCache, the decoder runs only on the positions the cache has not
+    seen (in the loops below: the newest token) and the cache grows by them.
+    Without one, it re-runs the whole prefix and keeps the last position.
     """
-    return model.decode(prefix, memory, src_keep).data[:, -1]          # (N, V)
+    if cache is None:
+        return model.decode(ids, memory, src_keep).data[:, -1]              # (N, V)
+    new = ids[:, cache.length:]                                             # (N, 1) the newest token
+    return model.decode(new, memory, src_keep, cache).data[:, -1]           # (N, V)
 
 
-def generate(model, src_ids, max_len, choose, name):
+def generate(model, src_ids, max_len, choose, name, use_cache=True):
     """The loop greedy and sample share; choose(logits (B, V)) -> next ids (B,)."""
     check_max_len(model, max_len, name)
     with inference(model, name):
         memory, src_keep = model.encode(src_ids)                        # (B, T_src, d_model)
+        cache = KVCache() if use_cache else None
         B = len(src_ids)
         ids = np.full((B, 1), BOS, dtype=np.int64)                      # (B, 1)
         finished = np.zeros(B, dtype=bool)                              # (B,)
         for _ in range(max_len):
-            token = choose(next_token_logits(model, ids, memory, src_keep))   # (B,)
+            token = choose(next_token_logits(model, ids, memory, src_keep, cache))   # (B,)
             token = np.where(finished, PAD, token)
             ids = np.concatenate([ids, token[:, None]], axis=1)         # (B, t + 1)
             finished |= token == EOS
@@ -68,12 +83,12 @@ def generate(model, src_ids, max_len, choose, name):
     return ids[:, 1:]                                                   # (B, <= max_len)
 
 
-def greedy(model, src_ids, max_len):
+def greedy(model, src_ids, max_len, use_cache=True):
     """Always take the most likely next token. src_ids (B, T_src) -> ids (B, <= max_len)."""
-    return generate(model, src_ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy")
+    return generate(model, src_ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy", use_cache)
 
 
-def sample(model, src_ids, max_len, rng, temperature=1.0, top_k=None):
+def sample(model, src_ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True):
     """Draw each next token from softmax(logits / temperature), over the top_k most likely if given.
 
     rng: an np.random.Generator or a seed. A small temperature approaches greedy.
@@ -94,7 +109,7 @@ def sample(model, src_ids, max_len, rng, temperature=1.0, top_k=None):
         # Gumbel-max trick: argmax(z + Gumbel noise) is a draw from softmax(z)
         return (z + rng.gumbel(size=z.shape)).argmax(axis=-1)           # (B,)
 
-    return generate(model, src_ids, max_len, choose, "sample")
+    return generate(model, src_ids, max_len, choose, "sample", use_cache)
 
 
 def length_normalised(score, length, alpha):
@@ -103,7 +118,7 @@ def length_normalised(score, length, alpha):
     return score / ((5.0 + length) / 6.0) ** alpha
 
 
-def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6):
+def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6, use_cache=True):
     """Keep the beam_width most likely prefixes of every row; return the best hypothesis.
 
     A hypothesis that has produced EOS is finished: it stays in the beam,
@@ -111,6 +126,10 @@ def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6):
     log-probability. At the end each row's hypotheses are ranked by
     log-probability / ((5 + length) / 6) ** length_penalty (the paper: beam 4,
     penalty 0.6). Width 1 is greedy. src_ids (B, T_src) -> ids (B, <= max_len).
+
+    Row b*K + k of the decoder's batch is beam k of source row b. When the
+    beams are re-ranked, the cache's rows are reordered to match: a new beam
+    continues the keys and values of the prefix it extends.
     """
     check_max_len(model, max_len, "beam_search")
     if beam_width < 1:
@@ -121,6 +140,7 @@ def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6):
         B, V = len(src_ids), model.config.vocab_size
         memory = np.repeat(memory.data, K, axis=0)                      # (B*K, T_src, d_model): row b's beams together
         src_keep = np.repeat(src_keep, K, axis=0)                       # (B*K, 1, T_src)
+        cache = KVCache() if use_cache else None
         ids = np.full((B, K, 1), BOS, dtype=np.int64)                   # (B, K, 1)
         score = np.full((B, K), -np.inf)                                # (B, K) sum of log-probabilities
         score[:, 0] = 0.0                   # one live beam at first, so the K beams do not start identical
@@ -128,7 +148,7 @@ def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6):
         # a finished hypothesis may only continue with PAD, at log-probability 0
         pad_only = np.where(np.arange(V) == PAD, 0.0, -np.inf)          # (V,)
         for _ in range(max_len):
-            logits = next_token_logits(model, ids.reshape(B * K, -1), memory, src_keep)
+            logits = next_token_logits(model, ids.reshape(B * K, -1), memory, src_keep, cache)
             logp = F.log_softmax(logits.astype(np.float64)).data.reshape(B, K, V)   # (B, K, V)
             logp = np.where(finished[..., None], pad_only, logp)
             candidates = (score[..., None] + logp).reshape(B, K * V)   # (B, K*V) every one-token extension
@@ -138,6 +158,8 @@ def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6):
                                  axis=2)                                # (B, K, t + 1)
             finished = np.take_along_axis(finished, beam, axis=1) | (token == EOS)
             score = np.take_along_axis(candidates, best, axis=1)
+            if cache is not None:
+                cache.select((np.arange(B)[:, None] * K + beam).reshape(-1))   # (B*K,) the rows extended
             if finished.all():
                 break
     length = (ids[..., 1:] != PAD).sum(axis=-1)                         # (B, K) tokens up to EOS
