@@ -150,3 +150,26 @@ def test_command_line_train_end_to_end(tmp_path, capsys):
     assert result["task"] == "reverse" and len(result["losses"]) == result["steps"]
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert tt.load_checkpoint(paths["npz"]).config.dropout == 0.1
+
+
+def test_command_line_profile_prints_the_time_of_each_op(capsys):
+    status = main(["train", "--profile", "--profile-steps", "3", "--seq-len", "3", "--vocab", "3",
+                   "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8"])
+    out = capsys.readouterr().out
+    assert status == 0 and "held-out exact match" not in out          # profiles instead of training
+    lines = out.splitlines()
+    rules = [i for i, line in enumerate(lines) if line == "-" * 70]
+    assert len(rules) == 2                                               # under the header, above the totals
+    assert lines[rules[0] - 1].split() == "op calls forward ms backward ms total ms share".split()
+    rows = {line.split()[0]: line.split()[1:] for line in lines[rules[0] + 1:rules[1]]}
+    assert {"linear", "attention", "layer_norm", "embedding", "cross_entropy"} <= set(rows)
+    for calls, forward, backward, total, share in rows.values():
+        assert int(calls) >= 1 and float(forward) >= 0 and float(backward) >= 0
+        assert float(total) == pytest.approx(float(forward) + float(backward), abs=2e-3)
+    assert int(rows["layer_norm"][0]) == 5                               # 2 in the encoder layer, 3 in the decoder's
+    assert float(rows["linear"][1]) > 0 and float(rows["linear"][2]) > 0  # forward and backward both timed
+    shares = {name: float(row[-1].rstrip("%")) for name, row in rows.items()}
+    totals = {line[:20].strip(): line.split()[-1] for line in lines[rules[1] + 1:]}
+    all_ops, rest = float(totals["all ops"].rstrip("%")), float(totals["optimiser + Python"].rstrip("%"))
+    assert sum(shares.values()) == pytest.approx(all_ops, abs=0.05 * len(shares) + 0.05)   # each rounded to 0.1%
+    assert sum(shares.values()) + rest == pytest.approx(100.0, abs=0.05 * len(shares) + 0.1)

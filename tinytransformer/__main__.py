@@ -31,7 +31,10 @@ def gradcheck_command(args):
 
 
 def train_command(args):
-    """Train the classroom Transformer on copy or reverse; print, and optionally save, the result."""
+    """Train the classroom Transformer on copy or reverse; print, and optionally save, the result.
+
+    With --profile, time a few training steps op by op instead (profile_command).
+    """
     from .checkpoint import save_checkpoint
     from .data import make_batch, vocab_size
     from .decode import greedy
@@ -41,6 +44,8 @@ def train_command(args):
     config = TransformerConfig(vocab_size=vocab_size(args.vocab), d_model=args.d_model, n_heads=args.heads,
                                n_layers=args.layers, d_ff=args.d_ff, max_len=args.seq_len + 1,
                                dropout=args.dropout)
+    if args.profile:
+        return profile_command(args, config)
     print(f"{args.task} task: {args.vocab} symbols, length {args.seq_len}"
           f"{' (variable)' if args.variable_length else ''}; d_model {config.d_model}, {config.n_heads} heads, "
           f"{config.n_layers}+{config.n_layers} layers, d_ff {config.d_ff}; batch {args.batch_size}, "
@@ -73,6 +78,28 @@ def train_command(args):
     if args.plot:
         plot_training(result, examples, args.plot)
     return 0 if reached or args.target_accuracy is None else 1
+
+
+def profile_command(args, config):
+    """Time --profile-steps training steps of the configured model on one batch, op by op, and print
+    the table: milliseconds per step in each op's forward and backward, and each op's share of the step."""
+    from .data import make_batch
+    from .nn import Transformer
+    from .optim import Adam, WarmupSchedule
+    from .profile import profile_steps, profile_table
+
+    if args.profile_steps < 1:
+        raise SystemExit(f"train: --profile-steps must be >= 1, got {args.profile_steps}")
+    model = Transformer(config, rng=args.seed)
+    batch = make_batch(args.task, args.batch_size, args.seq_len, args.vocab, args.seed, args.variable_length)
+    optimizer = Adam(model.parameters(), lr=WarmupSchedule(config.d_model, args.warmup, args.lr)(1))
+    profile_steps(model, batch, optimizer, steps=1)          # not timed: the first step allocates Adam's state
+    totals, step_seconds = profile_steps(model, batch, optimizer, args.profile_steps)
+    print(f"profile of {args.profile_steps} training steps ({args.task}, batch {args.batch_size}, length "
+          f"{args.seq_len}; d_model {config.d_model}, {config.n_heads} heads, {config.n_layers}+{config.n_layers} "
+          f"layers, d_ff {config.d_ff}),\ntimed op by op by the tape: milliseconds per step, share of the step\n")
+    print(profile_table(totals, step_seconds, args.profile_steps))
+    return 0
 
 
 def token_text(ids):
@@ -132,6 +159,10 @@ def add_train_parser(commands):
     train.add_argument("--json", metavar="PATH", help="write the result (steps, times, losses, ...) as JSON")
     train.add_argument("--save", metavar="PATH", help="save the trained model as an .npz checkpoint")
     train.add_argument("--plot", metavar="PATH", help="save a PNG of the loss curve and a cross-attention map")
+    train.add_argument("--profile", action="store_true",
+                       help="instead of training, time --profile-steps steps op by op (forward and backward) "
+                            "and print the table")
+    train.add_argument("--profile-steps", type=int, default=20, metavar="N", help="steps timed by --profile")
     train.set_defaults(run=train_command)
 
 
