@@ -3,6 +3,10 @@
     import tinytransformer as tt
     from tinytransformer import functional as F
 """
+from .threads import one_blas_thread_unless_chosen
+
+one_blas_thread_unless_chosen()   # before NumPy is imported: see threads.py
+
 from . import data, functional, nn, ops
 from . import decode, optim, train
 from .checkpoint import load_checkpoint, save_checkpoint

@@ -1,0 +1,64 @@
+"""The PyTorch model the speed benchmarks race against is the same model (skipped without torch).
+
+benchmarks/torch_reference.py rebuilds the classroom Transformer in torch. With
+tinytransformer's weights copied into it, the same batches and the same
+learning rates must give the same losses, step after step: otherwise the
+benchmark would compare two different models.
+"""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.torch
+torch = pytest.importorskip("torch")
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+import torch_reference as reference        # noqa: E402
+from common import classroom_config         # noqa: E402
+
+import tinytransformer as tt                # noqa: E402
+from tinytransformer.data import make_batch  # noqa: E402
+from tinytransformer.optim import Adam, WarmupSchedule  # noqa: E402
+from tinytransformer.train import train_step  # noqa: E402
+
+
+def twin_models(seed):
+    """A tinytransformer classroom model and the torch reference holding the same weights."""
+    ours = tt.nn.Transformer(classroom_config(), rng=seed)
+    theirs = reference.build_model(reference.CLASSROOM_MODEL, seed=seed)
+    ours_params, theirs_params = ours.parameters(), list(theirs.parameters())
+    assert [p.shape for p in ours_params] == [tuple(p.shape) for p in theirs_params]
+    with torch.no_grad():
+        for p, q in zip(theirs_params, ours_params):
+            p.copy_(torch.from_numpy(q.data))
+    return ours, theirs
+
+
+def test_same_weights_same_batches_give_the_same_losses():
+    torch.set_num_threads(1)
+    ours, theirs = twin_models(seed=0)
+    ours_optimizer, theirs_optimizer = Adam(ours.parameters(), lr=0.0), reference.make_optimizer(theirs)
+    schedule = WarmupSchedule(64, warmup=200, scale=2.0)
+    rng = np.random.default_rng(1)
+    ours_losses, theirs_losses = [], []
+    for step in range(1, 16):
+        batch = make_batch("reverse", 64, 10, 10, rng)
+        ours_optimizer.lr = schedule(step)
+        ours_losses.append(train_step(ours, ours_optimizer, batch))
+        src, tgt_in, tgt_out = reference.to_tensors(batch)
+        theirs_losses.append(reference.train_step(theirs, theirs_optimizer, src, tgt_in, tgt_out,
+                                                  lr=reference.warmup_lr(step, 64, 200, 2.0)))
+    # float32 in both: rounding differs in the last bits, and the losses still agree to 1e-4
+    np.testing.assert_allclose(ours_losses, theirs_losses, rtol=1e-4)
+    assert ours_losses[-1] < ours_losses[0] - 0.3       # and it is training, not standing still
+
+
+def test_greedy_decoding_agrees():
+    ours, theirs = twin_models(seed=3)
+    batch = make_batch("copy", 16, 10, 10, np.random.default_rng(2))
+    ours_ids = tt.decode.greedy(ours, batch.src, max_len=11)                          # (16, <= 11)
+    theirs_ids = reference.greedy(theirs, torch.from_numpy(batch.src), 11).numpy()    # (16, 11)
+    np.testing.assert_array_equal(ours_ids, theirs_ids[:, :ours_ids.shape[1]])
