@@ -10,7 +10,6 @@ The worked example of notebook 01 is checked number by number: the library
 computes the numbers its prose states, and the notebook shows them.
 """
 import copy
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +22,9 @@ nbformat = pytest.importorskip("nbformat")
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
-CELL_TIMEOUT = 60          # seconds per cell
-NOTEBOOK_BUDGET = 60       # seconds per notebook, top to bottom (they take well under 20 here)
+# A guard against a hung cell, not a speed target: the 60-second budget of a
+# notebook is measured by benchmarks/notebook_times.py, never by a timed test.
+CELL_TIMEOUT = 600         # seconds
 
 # The worked example as its prose states it (4 decimals), and the common write-up's rounding.
 SCORES_1 = [2, 4, 4]
@@ -159,11 +159,8 @@ def test_notebook_runs_top_to_bottom(path):
     nb = copy.deepcopy(read(path))
     client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                                      resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
-    start = time.perf_counter()
     client.execute()                      # raises CellExecutionError on the first failing cell
-    seconds = time.perf_counter() - start
     assert not errors(nb)
-    assert seconds < NOTEBOOK_BUDGET, f"{path.name} took {seconds:.0f} s (budget {NOTEBOOK_BUDGET} s)"
     check_exercise_cells(nb, path.name)
     if path == worked_example_notebook():
         check_worked_example_text(nb)
