@@ -271,6 +271,19 @@ def build_model(config, seed, attention="sdpa"):
     return Transformer(config, generator, attention)
 
 
+def copy_weights(ours, theirs):
+    """Copy a tinytransformer model's weights into this reference model, parameter by
+    parameter (both list them in the same order, with the same shapes)."""
+    ours_params, theirs_params = ours.parameters(), list(theirs.parameters())
+    shapes = [p.shape for p in ours_params], [tuple(p.shape) for p in theirs_params]
+    if shapes[0] != shapes[1]:
+        raise ValueError(f"copy_weights: the two models' parameters differ in shape: {shapes}")
+    with torch.no_grad():
+        for p, q in zip(theirs_params, ours_params):
+            p.copy_(torch.from_numpy(q.data))
+    return theirs
+
+
 # ---------------------------------------------------------------------------
 # Optimiser, one training step, evaluation.
 

@@ -28,13 +28,7 @@ from tinytransformer.train import train_step  # noqa: E402
 def twin_models(seed):
     """A tinytransformer classroom model and the torch reference holding the same weights."""
     ours = tt.nn.Transformer(classroom_config(), rng=seed)
-    theirs = reference.build_model(reference.CLASSROOM_MODEL, seed=seed)
-    ours_params, theirs_params = ours.parameters(), list(theirs.parameters())
-    assert [p.shape for p in ours_params] == [tuple(p.shape) for p in theirs_params]
-    with torch.no_grad():
-        for p, q in zip(theirs_params, ours_params):
-            p.copy_(torch.from_numpy(q.data))
-    return ours, theirs
+    return ours, reference.copy_weights(ours, reference.build_model(reference.CLASSROOM_MODEL, seed=seed))
 
 
 def test_same_weights_same_batches_give_the_same_losses():
