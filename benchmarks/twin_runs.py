@@ -6,7 +6,7 @@ reference and both train on one stream of batches, so the only difference
 left is the arithmetic (float32 rounding, order of sums). Needs torch. Run
 from the repository root:
 
-    PYTHONPATH=. python benchmarks/twin_runs.py [--seeds 0 1 2 3 4 5 --lr-scale 1 --warmup 100]
+    PYTHONPATH=. python benchmarks/twin_runs.py [--seeds 0 1 2 3 4 5 --lr-scale 1 --warmup 100 --dtype float64]
 """
 import argparse
 
@@ -20,12 +20,15 @@ def parse_args(argv=None):
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--max-steps", type=int, default=1500)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
     use_threads(args.threads)
+    import dataclasses
+
     import numpy as np
 
     import tinytransformer as tt
@@ -36,11 +39,14 @@ def main(argv=None):
     reference = import_torch_reference(args.threads)
     if reference is None:
         raise SystemExit("twin_runs.py needs torch")
-    print(f"reverse, schedule scale {args.lr_scale} warmup {args.warmup}: steps to 99% held-out exact match")
+    import torch
+    print(f"reverse, {args.dtype}, schedule scale {args.lr_scale} warmup {args.warmup}: "
+          f"steps to 99% held-out exact match")
     print(f"{'seed':>4}{'tinytransformer':>17}{'PyTorch':>9}")
     for seed in args.seeds:
-        ours = tt.nn.Transformer(classroom_config(), rng=seed)
-        theirs = reference.copy_weights(ours, reference.build_model(reference.CLASSROOM_MODEL, seed=seed))
+        ours = tt.nn.Transformer(dataclasses.replace(classroom_config(), dtype=args.dtype), rng=seed)
+        theirs = reference.build_model(reference.CLASSROOM_MODEL, seed=seed).to(getattr(torch, args.dtype))
+        reference.copy_weights(ours, theirs)
         ours_optimizer, theirs_optimizer = Adam(ours.parameters(), lr=0.0), reference.make_optimizer(theirs)
         schedule = WarmupSchedule(64, args.warmup, args.lr_scale)
         rng = np.random.default_rng(seed)
