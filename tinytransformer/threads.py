@@ -2,15 +2,18 @@
 
 NumPy's matrix products run on OpenBLAS, which by default starts a thread per
 core. On the classroom model (products of about 700 x 64 by 64 x 64) a second
-thread saves nothing: a training step took 42 ms with one thread and 41 ms
-with two on a quiet 2-core machine. But when anything else runs (a notebook
-beside a test, a browser), the threads wait on each other, and the same step
-took 3 s: 70 times slower. So tinytransformer asks for one thread, unless the
-user has chosen (OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set).
+thread does not pay: on a quiet 2-core machine a training step took a median
+29.4 ms with one thread and 35.4 ms with two. And when anything else runs (a
+notebook beside a test, a browser), the threads wait on each other: the same
+step took 1987 ms instead of 115 ms. So tinytransformer asks for one thread,
+unless the user has chosen (OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set).
 
 OpenBLAS reads the variable once, when NumPy is first imported: this works
 when tinytransformer is imported before NumPy (as `python -m tinytransformer`
-does), and changes nothing otherwise. It changes no number, only how fast they come.
+does), and changes nothing otherwise. The thread count splits the sums inside
+a matrix product differently, so the last bits of a result, and over a long
+training run the exact losses, depend on it: same seed and same thread count
+give the same numbers, bit for bit.
 """
 import os
 import sys
