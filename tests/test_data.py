@@ -12,6 +12,11 @@ def test_special_tokens_and_vocabulary_size():
     assert data.vocab_size(10) == 13                   # PAD, BOS, EOS, then 10 symbols
 
 
+def test_token_names_number_the_symbols_from_zero_and_name_the_special_tokens():
+    ids = np.array([BOS, 3, 12, 5, EOS, PAD])
+    assert data.token_names(ids) == ["<s>", "0", "9", "2", "</s>", "."]
+
+
 @pytest.mark.parametrize("task", data.TASKS)
 def test_make_batch_shapes_and_special_tokens(task):
     batch = data.make_batch(task, batch_size=4, seq_len=5, n_symbols=6, rng=0)

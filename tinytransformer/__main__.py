@@ -12,7 +12,7 @@ def gradcheck_command(args):
     from .op_checks import CHECKS
 
     rng = np.random.default_rng(args.seed)
-    print(f"Gradient check of every op: float64, central differences (eps=1e-6), random upstream "
+    print("Gradient check of every op: float64, central differences (eps=1e-6), random upstream "
           f"gradient,\npass = allclose(analytic, numeric, atol=1e-5, rtol=1e-3)\n")
     print(f"{'op':<28}{'input':<10}{'max rel error':>15}  result")
     print("-" * 62)
@@ -36,7 +36,7 @@ def train_command(args):
     With --profile, time a few training steps op by op instead (profile_command).
     """
     from .checkpoint import save_checkpoint
-    from .data import make_batch, vocab_size
+    from .data import make_batch, token_names, vocab_size
     from .decode import greedy
     from .nn import TransformerConfig
     from .train import EVAL_SEED_OFFSET, train
@@ -65,9 +65,9 @@ def train_command(args):
                           args.variable_length)
     predicted = greedy(result.model, examples.src, max_len=args.seq_len + 1)
     print("\nheld-out examples (symbols as 0, 1, ..., . for PAD):")
-    for src, target, prediction in zip(examples.src, examples.tgt_out, predicted):
-        print(f"  source     {token_text(src)}\n  target     {token_text(target)}\n"
-              f"  predicted  {token_text(prediction)}\n")
+    for rows in zip(examples.src, examples.tgt_out, predicted):
+        source, target, prediction = (" ".join(token_names(ids)) for ids in rows)
+        print(f"  source     {source}\n  target     {target}\n  predicted  {prediction}\n")
 
     if args.json:
         with open(args.json, "w") as f:
@@ -102,20 +102,13 @@ def profile_command(args, config):
     return 0
 
 
-def token_text(ids):
-    """Token ids as a readable line: symbols as 0, 1, 2, ..., then the special tokens by name."""
-    from .data import BOS, EOS, N_SPECIAL, PAD
-
-    names = {PAD: ".", BOS: "<s>", EOS: "</s>"}
-    return " ".join(names.get(int(i), str(int(i) - N_SPECIAL)) for i in ids)
-
-
 def plot_training(result, examples, path):
     """A PNG: the loss curve, and the cross-attention of the first example (mean over heads).
 
     Row t of the heatmap is the decoder position that predicts the t-th target token.
     """
     from . import plot
+    from .data import token_names
 
     model = result.model.eval()
     src, tgt_in, tgt_out = (ids[:1] for ids in examples)                # one example, (1, T)
@@ -125,7 +118,7 @@ def plot_training(result, examples, path):
     figure, (ax_loss, ax_attention) = plot.plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     plot.loss_curve(result.losses, ax=ax_loss, steps=range(1, len(result.losses) + 1), log_scale=True,
                     title=f"{result.task}: training loss")
-    plot.attention_heatmap(weights, x_labels=token_text(src[0]).split(), y_labels=token_text(tgt_out[0]).split(),
+    plot.attention_heatmap(weights, x_labels=token_names(src[0]), y_labels=token_names(tgt_out[0]),
                            ax=ax_attention, title=f"{last}, mean over heads")
     figure.savefig(path, dpi=100)
     plot.plt.close(figure)

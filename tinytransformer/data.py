@@ -31,6 +31,12 @@ def vocab_size(n_symbols):
     return N_SPECIAL + n_symbols
 
 
+def token_names(ids):
+    """Token ids as readable names: the symbols as 0, 1, 2, ..., then PAD ".", BOS "<s>", EOS "</s>"."""
+    special = {PAD: ".", BOS: "<s>", EOS: "</s>"}
+    return [special.get(int(i), str(int(i) - N_SPECIAL)) for i in ids]
+
+
 def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False):
     """Draw `batch_size` fresh examples of `task` ("copy" or "reverse").
 
