@@ -13,7 +13,7 @@ def gradcheck_command(args):
 
     rng = np.random.default_rng(args.seed)
     print("Gradient check of every op: float64, central differences (eps=1e-6), random upstream "
-          f"gradient,\npass = allclose(analytic, numeric, atol=1e-5, rtol=1e-3)\n")
+          "gradient,\npass = allclose(analytic, numeric, atol=1e-5, rtol=1e-3)\n")
     print(f"{'op':<28}{'input':<10}{'max rel error':>15}  result")
     print("-" * 62)
     failures = total = 0
