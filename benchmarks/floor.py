@@ -10,6 +10,9 @@ and a step is what everything else (attention's softmax, layer norm, Adam, the
 tape) may spend. Run from the repository root:
 
     PYTHONPATH=. python benchmarks/floor.py [--threads 1 --repeats 50]
+
+With more than one thread PyTorch must be left out (--no-torch): in one process
+its idle threads and OpenBLAS's slow each other down.
 """
 import argparse
 import statistics
@@ -23,7 +26,11 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int, default=1, help="BLAS / torch threads")
     parser.add_argument("--repeats", type=int, default=50, help="timed steps of each kind")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.threads > 1 and not args.no_torch:
+        parser.error(f"--threads {args.threads} needs --no-torch: in one process each library's "
+                     "idle threads slow the other down")
+    return args
 
 
 def step_products(model, batch):

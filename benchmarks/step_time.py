@@ -9,6 +9,10 @@ the machine is doing falls on both alike. Run from the repository root:
 
 Without torch installed it times tinytransformer alone. Also prints the
 tape's profile of one step: where the time goes, op by op.
+
+With more than one thread, time one library per run (--no-torch, then
+--torch-only): in one process the idle library's threads keep spinning while
+the other works, and each slows the other down.
 """
 import argparse
 import statistics
@@ -24,8 +28,13 @@ def parse_args(argv=None):
     parser.add_argument("--warmup-steps", type=int, default=20, help="untimed steps first, for each")
     parser.add_argument("--threads", type=int, default=1, help="BLAS / torch threads")
     parser.add_argument("--no-torch", action="store_true", help="time tinytransformer alone")
+    parser.add_argument("--torch-only", action="store_true", help="time PyTorch alone")
     parser.add_argument("--profile", action="store_true", help="also print the op-by-op profile")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.threads > 1 and not (args.no_torch or args.torch_only):
+        parser.error(f"--threads {args.threads}: time one library per run (--no-torch or --torch-only); "
+                     "in one process each library's idle threads slow the other down")
+    return args
 
 
 def main(argv=None):
@@ -46,7 +55,7 @@ def main(argv=None):
 
     model = tt.nn.Transformer(config, rng=0)
     optimizer = Adam(model.parameters(), lr=1e-3)
-    runners = {"tinytransformer": lambda batch: train_step(model, optimizer, batch)}
+    runners = {} if args.torch_only else {"tinytransformer": lambda batch: train_step(model, optimizer, batch)}
 
     torch_reference = None if args.no_torch else import_torch_reference(args.threads)
     if torch_reference is not None:

@@ -7,6 +7,7 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
@@ -42,3 +43,15 @@ def test_the_floor_times_every_product_of_a_step_forward_and_backward():
     assert flops(pairs["attention"]) == 6 * 2 * config.n_layers * sum(per_call.values())
     for a, b in pairs["linear"] + pairs["attention"]:
         assert a.flags.c_contiguous and b.flags.c_contiguous and a.dtype == b.dtype == np.float32
+
+
+def test_with_two_threads_the_benchmarks_time_one_library_per_process(capsys):
+    import floor
+    import step_time
+    for parse, argv in ((floor.parse_args, ["--threads", "2"]), (step_time.parse_args, ["--threads", "2"])):
+        with pytest.raises(SystemExit):
+            parse(argv)
+        assert "idle threads slow the other down" in capsys.readouterr().err
+    assert floor.parse_args(["--threads", "2", "--no-torch"]).threads == 2
+    assert step_time.parse_args(["--threads", "2", "--torch-only"]).torch_only
+    assert step_time.parse_args(["--threads", "1"]).threads == 1      # one thread each: both in one run
