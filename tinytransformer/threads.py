@@ -1,12 +1,15 @@
-"""One BLAS thread by default: the matrices here are small, and threads that wait on each other are slow.
+"""One BLAS thread by default: a second one gains 15% on a quiet machine and loses 2x or more on a busy one.
 
 NumPy's matrix products run on OpenBLAS, which by default starts a thread per
-core. On the classroom model (products of about 700 x 64 by 64 x 64) a second
-thread does not pay: on a quiet 2-core machine a training step took a median
-29.4 ms with one thread and 35.4 ms with two. And when anything else runs (a
-notebook beside a test, a browser), the threads wait on each other: the same
-step took 1987 ms instead of 115 ms. So tinytransformer asks for one thread,
-unless the user has chosen (OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set).
+core. Two threads help only on a machine with nothing else to do: on a quiet
+2-core machine a training step of the classroom model took a median 22.6 ms
+with two threads and 26.5 ms with one. As soon as anything else runs (a
+notebook beside a test, a browser), the two threads wait on each other: with
+one other busy process the same step took 50 ms with two threads and 24 ms
+with one, and under heavier load 1987 ms instead of 115 ms. So
+tinytransformer asks for one thread, unless the user has chosen
+(OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set; OPENBLAS_NUM_THREADS=2 on a
+quiet machine buys the 15%).
 
 OpenBLAS reads the variable once, when NumPy is first imported: this works
 when tinytransformer is imported before NumPy (as `python -m tinytransformer`
