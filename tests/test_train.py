@@ -173,3 +173,12 @@ def test_command_line_profile_prints_the_time_of_each_op(capsys):
     all_ops, rest = float(totals["all ops"].rstrip("%")), float(totals["optimiser + Python"].rstrip("%"))
     assert sum(shares.values()) == pytest.approx(all_ops, abs=0.05 * len(shares) + 0.05)   # each rounded to 0.1%
     assert sum(shares.values()) + rest == pytest.approx(100.0, abs=0.05 * len(shares) + 0.1)
+
+
+def test_cli_help_shows_the_defaults_train_uses(capsys):
+    from tinytransformer.train import LR_SCALE, WARMUP
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())          # undo the line wrapping
+    assert f"scale of the warmup learning-rate schedule (default: {LR_SCALE})" in help_text
+    assert f"steps of linear learning-rate warmup (default: {WARMUP})" in help_text

@@ -129,23 +129,24 @@ def add_train_parser(commands):
 
     train = commands.add_parser("train", help="train a Transformer on the copy or reverse task",
                                 description="Train the classroom Transformer until held-out exact match "
-                                            "reaches --target-accuracy (exit status 1 if it does not).")
-    train.add_argument("--task", choices=["copy", "reverse"], default="reverse")
+                                            "reaches --target-accuracy (exit status 1 if it does not).",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    train.add_argument("--task", choices=["copy", "reverse"], default="reverse", help="the toy task")
     train.add_argument("--seq-len", type=int, default=10, help="symbols per sequence")
     train.add_argument("--vocab", type=int, default=10, help="number of distinct symbols")
     train.add_argument("--variable-length", action="store_true", help="lengths 1..seq-len, padded with PAD")
-    train.add_argument("--d-model", type=int, default=64)
-    train.add_argument("--heads", type=int, default=4)
+    train.add_argument("--d-model", type=int, default=64, help="width of every token vector")
+    train.add_argument("--heads", type=int, default=4, help="attention heads (n_heads)")
     train.add_argument("--layers", type=int, default=2, help="encoder layers, and as many decoder layers")
-    train.add_argument("--d-ff", type=int, default=128)
-    train.add_argument("--dropout", type=float, default=0.0)
-    train.add_argument("--batch-size", type=int, default=64)
+    train.add_argument("--d-ff", type=int, default=128, help="hidden width of the feed-forward sublayers")
+    train.add_argument("--dropout", type=float, default=0.0, help="dropout probability")
+    train.add_argument("--batch-size", type=int, default=64, help="sequences per step")
     train.add_argument("--steps", type=int, default=3000, help="at most this many steps")
     train.add_argument("--lr", type=float, default=LR_SCALE, help="scale of the warmup learning-rate schedule")
     train.add_argument("--warmup", type=int, default=WARMUP, help="steps of linear learning-rate warmup")
     train.add_argument("--clip-norm", type=float, default=None, help="clip the gradient norm to this")
-    train.add_argument("--label-smoothing", type=float, default=0.0)
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--label-smoothing", type=float, default=0.0, help="label smoothing of the cross-entropy")
+    train.add_argument("--seed", type=int, default=0, help="seed of the weights and the training data")
     train.add_argument("--eval-every", type=int, default=EVAL_EVERY,
                        help="steps between held-out evaluations (0 = only at the end)")
     train.add_argument("--target-accuracy", type=float, default=0.99, help="stop once exact match reaches this")
