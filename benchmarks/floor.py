@@ -59,8 +59,9 @@ def step_products(model, batch):
             dout = rng.standard_normal(q.shape[:-1] + v.shape[-1:]).astype(q.dtype)
             dS = rng.standard_normal(weights.shape).astype(q.dtype)
             # S = q @ k.T;  out = W @ v;  dv = W.T @ dout;  dW = dout @ v.T;  dq = dS @ k;  dk = dS.T @ q
-            pairs["attention"] += [(q, k.swapaxes(-1, -2)), (weights, v), (weights.swapaxes(-1, -2), dout),
-                      (dout, v.swapaxes(-1, -2)), (dS, k), (dS.swapaxes(-1, -2), q)]
+            pairs["attention"] += [(q, k.swapaxes(-1, -2)), (weights, v),
+                                   (weights.swapaxes(-1, -2), dout), (dout, v.swapaxes(-1, -2)),
+                                   (dS, k), (dS.swapaxes(-1, -2), q)]
     return {op: [(np.ascontiguousarray(a), np.ascontiguousarray(b)) for a, b in op_pairs]
             for op, op_pairs in pairs.items()}
 
