@@ -67,6 +67,7 @@ def step_products(model, batch):
 
 
 def flops(pairs):
+    """2 FLOPs (a multiply and an add) per multiply-add of each product a @ b."""
     return sum(2 * a.size * b.shape[-1] for a, b in pairs)
 
 

@@ -48,7 +48,7 @@ def main(argv=None):
         theirs = reference.build_model(reference.CLASSROOM_MODEL, seed=seed).to(getattr(torch, args.dtype))
         reference.copy_weights(ours, theirs)
         ours_optimizer, theirs_optimizer = Adam(ours.parameters(), lr=0.0), reference.make_optimizer(theirs)
-        schedule = WarmupSchedule(64, args.warmup, args.lr_scale)
+        schedule = WarmupSchedule(ours.config.d_model, args.warmup, args.lr_scale)
         rng = np.random.default_rng(seed)
         held_out = make_batch("reverse", 1000, 10, 10, np.random.default_rng(seed + 999))
         reached = {"ours": None, "theirs": None}
