@@ -112,13 +112,13 @@ def plot_training(result, examples, path):
 
     model = result.model.eval()
     src, tgt_in, tgt_out = (ids[:1] for ids in examples)                # one example, (1, T)
-    model(src, tgt_in)                                                  # fills each layer's .weights
+    model(src, tgt_in)                                                  # fills each layer's .probs  
     last = f"decoder.{model.config.n_layers - 1}.cross_attn"
-    weights = model.attention_weights()[last][0].mean(axis=0)           # (T_tgt, T_src)
+    probs = model.attention_probs()[last][0].mean(axis=0)                # (T_tgt, T_src)
     figure, (ax_loss, ax_attention) = plot.plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     plot.loss_curve(result.losses, ax=ax_loss, steps=range(1, len(result.losses) + 1), log_scale=True,
                     title=f"{result.task}: training loss")
-    plot.attention_heatmap(weights, x_labels=token_names(src[0]), y_labels=token_names(tgt_out[0]),
+    plot.attention_heatmap(probs, x_labels=token_names(src[0]), y_labels=token_names(tgt_out[0]),
                            ax=ax_attention, title=f"{last}, mean over heads")
     figure.savefig(path, dpi=100)
     plot.plt.close(figure)

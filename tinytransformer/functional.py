@@ -55,13 +55,13 @@ def mask(scores, keep):
     return apply(ops.mask_forward, ops.mask_backward, scores, keep)
 
 
-def attention(q, k, v, mask=None, scale=None):
-    """Scaled dot-product attention -> (out Tensor (..., T_q, d_v), weights ndarray (..., T_q, T_k)).
+def attention(q, k, v, keep=None, scale=None):
+    """Scaled dot-product attention -> (out Tensor (..., T_q, d_v), probs ndarray (..., T_q, T_k)).
 
-    mask: boolean keep-mask broadcastable to (..., T_q, T_k); scale defaults to 1/sqrt(d_k).
-    The weights are returned for inspection; gradients flow through out.
+    keep: boolean mask (True = may attend) broadcastable to (..., T_q, T_k); scale defaults to 1/sqrt(d_k).
+    The attention probabilities are returned for inspection; gradients flow through out.
     """
-    return apply(ops.attention_forward, ops.attention_backward, q, k, v, mask, scale=scale)
+    return apply(ops.attention_forward, ops.attention_backward, q, k, v, keep, scale=scale)
 
 
 def split_heads(x, n_heads):

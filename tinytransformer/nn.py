@@ -156,7 +156,7 @@ class Dropout(Module):
 class MultiHeadAttention(Module):
     """All heads at once: project, split into heads, attend, merge, project back.
 
-    After each forward, `self.weights` holds the attention weights (B, h, T_q, T_k).
+    After each forward, `self.probs` holds the attention probabilities (B, h, T_q, T_k).
     """
 
     def __init__(self, d_model, n_heads, rng, dtype="float32"):
@@ -165,7 +165,7 @@ class MultiHeadAttention(Module):
         self.W_k = Linear(d_model, d_model, rng, dtype=dtype)
         self.W_v = Linear(d_model, d_model, rng, dtype=dtype)
         self.W_o = Linear(d_model, d_model, rng, dtype=dtype)
-        self.weights = None
+        self.probs = None
 
     def keys_values(self, x_kv):
         """x_kv (B, T_k, d_model) -> k, v (B, h, T_k, d_k)."""
@@ -179,7 +179,7 @@ class MultiHeadAttention(Module):
         q = F.split_heads(self.W_q(x_q), self.n_heads)       # (B, h, T_q, d_k)
         if keep is not None and keep.ndim == 3:
             keep = keep[:, None]                             # (B, 1, T_q or 1, T_k): same for every head
-        out, self.weights = F.attention(q, k, v, keep)       # (B, h, T_q, d_k)
+        out, self.probs = F.attention(q, k, v, keep)         # (B, h, T_q, d_k)
         return self.W_o(F.merge_heads(out))                  # (B, T_q, d_model)
 
     def forward(self, x_q, x_kv, keep=None):
@@ -362,12 +362,12 @@ class Transformer(Module):
         memory, src_keep = self.encode(src_ids)
         return self.decode(tgt_in_ids, memory, src_keep)
 
-    def attention_weights(self):
-        """The weights of the last forward pass: {"encoder.0.self_attn": (B, h, T_q, T_k), ...}."""
-        weights = {}
+    def attention_probs(self):
+        """The attention probabilities of the last forward pass: {"encoder.0.self_attn": (B, h, T_q, T_k), ...}."""
+        probs = {}
         for stack_name, stack in (("encoder", self.encoder), ("decoder", self.decoder)):
             for i, layer in enumerate(stack):
                 for name in ("self_attn", "cross_attn"):
                     if hasattr(layer, name):
-                        weights[f"{stack_name}.{i}.{name}"] = getattr(layer, name).weights
-        return weights
+                        probs[f"{stack_name}.{i}.{name}"] = getattr(layer, name).probs
+        return probs

@@ -2,7 +2,7 @@
 positional-encoding matrix, loss and accuracy curves.
 
     from tinytransformer import plot
-    ax = plot.attention_heatmap(weights, x_labels=src_tokens, y_labels=tgt_tokens)
+    ax = plot.attention_heatmap(probs, x_labels=src_tokens, y_labels=tgt_tokens)
     ax.figure.savefig("attention.png")
 
 Each function draws on `ax` when one is given (to place several plots in one
@@ -36,21 +36,21 @@ def _axes(ax, figsize):
     return ax
 
 
-def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None, annotate=False):
-    """Attention weights (T_q, T_k) as an image: row t is query t, column s is key s.
+def attention_heatmap(probs, x_labels=None, y_labels=None, ax=None, title=None, annotate=False):
+    """Attention probabilities (T_q, T_k) as an image: row t is query t, column s is key s.
 
     x_labels name the keys (columns), y_labels the queries (rows), e.g. tokens.
     The colour scale is fixed to [0, 1], so heatmaps can be compared with each other.
     annotate=True writes each weight in its cell (readable up to about 10 x 10).
     """
-    weights = _array(weights, "weights", 2)
-    T_q, T_k = weights.shape
+    probs = _array(probs, "probs", 2)
+    T_q, T_k = probs.shape
     for name, labels, n in (("x_labels", x_labels, T_k), ("y_labels", y_labels, T_q)):
         if labels is not None and len(labels) != n:
             raise ValueError(f"attention_heatmap: {name} has {len(labels)} labels for {n} "
                              f"{'columns (keys)' if name == 'x_labels' else 'rows (queries)'}")
     ax = _axes(ax, figsize=(1.5 + 0.45 * T_k, 1.0 + 0.45 * T_q))
-    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
+    image = ax.imshow(probs, cmap="viridis", vmin=0.0, vmax=1.0)
     ax.figure.colorbar(image, ax=ax, shrink=0.8)
     if x_labels is not None:
         ax.set_xticks(range(T_k), [str(label) for label in x_labels], rotation=90 if T_k > 12 else 0)
@@ -59,7 +59,7 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, ax=None, title=None
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
     if annotate:
-        for (row, column), w in np.ndenumerate(weights):
+        for (row, column), w in np.ndenumerate(probs):
             ax.text(column, row, f"{w:.2f}", ha="center", va="center",
                     color="black" if w > 0.6 else "white", fontsize=9)
     if title is not None:
