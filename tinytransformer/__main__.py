@@ -12,7 +12,7 @@ from .speed_settings import use_speed_settings
 def gradcheck_command(args):
     """Check every op's backward against finite differences and print a table."""
     from .gradcheck import gradcheck
-    from .op_checks import CHECKS
+    from .gradcheck_every_op import CHECKS
 
     rng = np.random.default_rng(args.seed)
     print("Gradient check of every op: float64, central differences (eps=1e-6), random upstream "
