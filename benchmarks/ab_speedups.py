@@ -47,9 +47,6 @@ def plain_versions():
         return None, dtable
 
     return {
-        "sum_last (x @ ones)": swapped(fast_numpy, "sum_last", lambda x: x.sum(axis=-1, keepdims=True)),
-        "sum_leading (ones @ x)": swapped(fast_numpy, "sum_leading",
-                                          lambda x: x.reshape(-1, x.shape[-1]).sum(axis=0)),
         "max_last (rows to columns)": swapped(fast_numpy, "max_last", lambda x: x.max(axis=-1, keepdims=True)),
         "matmul_transposed (copy b.T)": swapped(fast_numpy, "matmul_transposed",
                                                 lambda a, b: a @ b.swapaxes(-1, -2)),

@@ -11,9 +11,7 @@ SHAPES = [(7,), (3, 11), (2, 4, 11, 10), (64, 4, 11, 11)]
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_each_idiom_equals_its_plain_expression(shape, dtype, rtol, rng):
     x = rng.standard_normal(shape).astype(dtype)
-    cases = [(fast.sum_last(x), x.sum(axis=-1, keepdims=True)),
-             (fast.sum_leading(x), x.reshape(-1, x.shape[-1]).sum(axis=0)),
-             (fast.max_last(x), x.max(axis=-1, keepdims=True))]
+    cases = [(fast.max_last(x), x.max(axis=-1, keepdims=True))]
     if x.ndim >= 2:
         y = rng.standard_normal(shape).astype(dtype)
         cases.append((fast.matmul_transposed(x, y), x @ y.swapaxes(-1, -2)))

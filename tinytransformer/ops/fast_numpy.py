@@ -10,21 +10,6 @@ BLAS thread), in one process, alternating the plain and the fast version.
 import numpy as np
 
 
-def sum_last(x):
-    """x.sum(axis=-1, keepdims=True), as the matrix-vector product x @ ones.
-
-    NumPy's reduction pays a fixed cost per row; BLAS's product does not. For
-    rows of 11 or 64 numbers it is 3-4 times faster.
-    """
-    return (x @ np.ones(x.shape[-1], dtype=x.dtype))[..., None]          # (..., 1)
-
-
-def sum_leading(x):
-    """x summed over every axis but the last, (..., D) -> (D,), as ones @ x."""
-    rows = x.reshape(-1, x.shape[-1])                                    # (N, D)
-    return np.ones(rows.shape[0], dtype=x.dtype) @ rows                  # (D,)
-
-
 def max_last(x):
     """x.max(axis=-1, keepdims=True). The max has no BLAS form; instead the rows are
     copied into columns, (N, T) -> (T, N), and reduced across them: T long vectorised
