@@ -5,7 +5,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import BERT
-from whole_model import analytic_gradients, directional_check, tiny_config
+from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
+                         assert_gradients_along_random_directions, tiny_config)
 
 # [CLS]-like first token 1; the second row ends in two PAD (0); masked-LM targets PAD (ignored) where not chosen
 IDS = np.array([[1, 3, 6, 5, 4, 6], [1, 6, 5, 3, 0, 0]])       # (2, 6)
@@ -33,19 +34,12 @@ def test_whole_model_gradient_along_random_directions(loss_of, norm_first, posit
     grads = analytic_gradients(model, loss_of)
     unused = {"classifier.W", "classifier.b"} if loss_of is mlm_loss else set()
     assert all((grads[name] is None) == (name in unused) for name in grads), "every used parameter has a gradient"
-    grads = {name: np.zeros(p.shape) if grads[name] is None else grads[name] for name, p in model.named_parameters()}
-    rng = np.random.default_rng(1)
-    for _ in range(3):
-        analytic, numeric = directional_check(model, loss_of, grads, rng)
-        assert analytic == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_gradients_along_random_directions(model, loss_of, grads)
 
 
 def test_directional_check_catches_a_wrong_classifier_gradient():
     model = BERT(config(), rng=0)
-    grads = analytic_gradients(model, classification_loss)
-    grads["classifier.W"] = grads["classifier.W"] * 1.01                       # 1% off in one tensor
-    analytic, numeric = directional_check(model, classification_loss, grads, np.random.default_rng(1))
-    assert analytic != pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_a_wrong_gradient_is_caught(model, classification_loss, "classifier.W")
 
 
 def test_classifier_gradient_comes_from_position_0_only():

@@ -5,7 +5,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import GPT
-from whole_model import analytic_gradients, directional_check, tiny_config
+from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
+                         assert_gradients_along_random_directions, tiny_config)
 
 # next-token prediction: the targets are the inputs shifted by one; the second row ends in PAD (0)
 IDS = np.array([[1, 3, 4, 5, 6], [1, 6, 5, 2, 0]])             # (2, 5)
@@ -26,18 +27,12 @@ def test_whole_model_gradient_along_random_directions(positions, norm_first, tie
     grads = analytic_gradients(model, loss_of)
     assert all(g is not None for g in grads.values()), "every parameter gets a gradient"
     assert ("positions.table" in grads) == (positions == "learned")
-    rng = np.random.default_rng(1)
-    for _ in range(3):
-        analytic, numeric = directional_check(model, loss_of, grads, rng)
-        assert analytic == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_gradients_along_random_directions(model, loss_of, grads)
 
 
 def test_directional_check_catches_a_wrong_position_gradient():
     model = GPT(tiny_config(positions="learned"), rng=0)
-    grads = analytic_gradients(model, loss_of)
-    grads["positions.table"] = grads["positions.table"] * 1.01                   # 1% off in one tensor
-    analytic, numeric = directional_check(model, loss_of, grads, np.random.default_rng(1))
-    assert analytic != pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_a_wrong_gradient_is_caught(model, loss_of, "positions.table")
 
 
 def test_learned_position_gradient_element_by_element():

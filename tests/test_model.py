@@ -5,7 +5,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import Transformer, TransformerConfig
-from whole_model import analytic_gradients, directional_check, tiny_config
+from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
+                         assert_gradients_along_random_directions, tiny_config)
 
 
 # src has PAD (0) at the end of its second row; tgt_out ends with EOS (2), then PAD
@@ -26,18 +27,12 @@ def test_whole_model_gradient_along_random_directions(positions, norm_first, tie
     model = Transformer(config, rng=0)
     grads = analytic_gradients(model, loss_of)
     assert all(g is not None for g in grads.values()), "every parameter gets a gradient"
-    rng = np.random.default_rng(1)
-    for _ in range(3):
-        analytic, numeric = directional_check(model, loss_of, grads, rng)
-        assert analytic == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_gradients_along_random_directions(model, loss_of, grads)
 
 
 def test_directional_check_catches_a_wrong_gradient():
     model = Transformer(tiny_config(), rng=0)
-    grads = analytic_gradients(model, loss_of)
-    grads["decoder.1.cross_attn.W_v.W"] = grads["decoder.1.cross_attn.W_v.W"] * 1.01   # 1% off in one tensor
-    analytic, numeric = directional_check(model, loss_of, grads, np.random.default_rng(1))
-    assert analytic != pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_a_wrong_gradient_is_caught(model, loss_of, "decoder.1.cross_attn.W_v.W")
 
 
 @pytest.mark.parametrize("name", ["encoder.0.self_attn.W_q.W", "decoder.1.norm2.gamma", "embed.table"])

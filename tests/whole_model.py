@@ -1,5 +1,6 @@
 """Helpers the whole-model tests share: a tiny float64 config and the directional gradient check."""
 import numpy as np
+import pytest
 
 import tinytransformer as tt
 from tinytransformer.nn import TransformerConfig
@@ -40,3 +41,22 @@ def directional_check(model, loss_of, grads, rng, eps=1e-6):
         return value
 
     return analytic, (loss_moved(+1) - loss_moved(-1)) / (2 * eps)
+
+
+def assert_gradients_along_random_directions(model, loss_of, grads, n_directions=3, seed=1):
+    """The tape's gradients (None: a parameter the loss does not use, so 0) agree with finite
+    differences along n random directions, to a relative error of 1e-6."""
+    grads = {name: np.zeros(p.shape) if grads[name] is None else grads[name]
+             for name, p in model.named_parameters()}
+    rng = np.random.default_rng(seed)
+    for _ in range(n_directions):
+        analytic, numeric = directional_check(model, loss_of, grads, rng)
+        assert analytic == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+
+
+def assert_a_wrong_gradient_is_caught(model, loss_of, name):
+    """The check above can fail: one parameter's gradient 1% off is noticed."""
+    grads = analytic_gradients(model, loss_of)
+    grads[name] = grads[name] * 1.01
+    analytic, numeric = directional_check(model, loss_of, grads, np.random.default_rng(1))
+    assert analytic != pytest.approx(numeric, rel=1e-6, abs=1e-8)
