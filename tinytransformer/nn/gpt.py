@@ -34,8 +34,8 @@ class GPT(Model):
         start = 0 if cache is None else cache.length
         x = self.embed_ids(ids, "ids", start)                             # (B, T, d_model)
         keep = F.causal_mask(ids.shape[1], start)                         # (T, start + T)
-        for i, layer in enumerate(self.decoder):
-            x = layer(x, keep, None if cache is None else cache.layers[i])
+        for layer, layer_cache in zip(self.decoder, self.layer_caches(cache, cross_attention=False)):
+            x = layer(x, keep, layer_cache)
         return self.logits(x if self.decoder_norm is None else self.decoder_norm(x))
 
     def new_cache(self):

@@ -66,6 +66,15 @@ class Model(Module):
             x = layer(x, keep)
         return (x if self.encoder_norm is None else self.encoder_norm(x)), keep
 
+    def layer_caches(self, cache, cross_attention):
+        """Each layer's LayerCache of a KVCache from new_cache(), or None for every layer without one."""
+        if cache is None:
+            return [None] * self.config.n_layers
+        if len(cache.layers) != self.config.n_layers or (cache.layers[0].cross_attn is not None) != cross_attention:
+            raise ValueError(f"{type(self).__name__}: the cache does not fit this model; make it with "
+                             "model.new_cache()")
+        return cache.layers
+
     def logits(self, y):
         """y (B, T, d_model) -> (B, T, V)."""
         if self.output is None:
