@@ -20,10 +20,10 @@ class GPT(Model):
     """
 
     def __init__(self, config, rng=None):
-        rng, dropout_rng = self.begin(config, rng)
+        rng, dropout_rng = self.build_embeddings(config, rng)
         self.decoder = [EncoderLayer(config, rng, dropout_rng) for _ in range(config.n_layers)]
         self.decoder_norm = self.final_norm()
-        self.end(rng)
+        self.build_output(rng)
 
     def decode(self, ids, cache=None):
         """ids (B, T) -> logits (B, T, V).

@@ -16,9 +16,9 @@ from .module import Module
 
 
 class Model(Module):
-    """The base of the three models; a subclass builds its stacks between begin() and end()."""
+    """The base of the three models; a subclass builds its stacks between build_embeddings() and build_output()."""
 
-    def begin(self, config, rng):
+    def build_embeddings(self, config, rng):
         """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks."""
         name = type(self).__name__
         if not isinstance(config, TransformerConfig):
@@ -38,7 +38,7 @@ class Model(Module):
         """Pre-LN leaves the residual stream unnormalised: a stack's output is normalised once (None for post-LN)."""
         return LayerNorm(self.config.d_model, self.config.dtype) if self.config.norm_first else None
 
-    def end(self, rng):
+    def build_output(self, rng):
         """The output projection: the embedding matrix when tied, else its own Linear."""
         c = self.config
         self.output = None if c.tie_embeddings else Linear(c.d_model, c.vocab_size, rng, dtype=c.dtype)

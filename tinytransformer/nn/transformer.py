@@ -18,12 +18,12 @@ class Transformer(Model):
     """
 
     def __init__(self, config, rng=None):
-        rng, dropout_rng = self.begin(config, rng)
+        rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
         self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.decoder = [DecoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.encoder_norm, self.decoder_norm = self.final_norm(), self.final_norm()
-        self.end(rng)
+        self.build_output(rng)
 
     def encode(self, src_ids):
         """src_ids (B, T_src) -> memory (B, T_src, d_model), src_keep (B, 1, T_src)."""
