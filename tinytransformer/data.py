@@ -33,6 +33,13 @@ class Batch(NamedTuple):
     tgt_out: np.ndarray  # (B, seq_len + 1)  int64, ends with EOS (then PAD)
 
 
+class LMBatch(NamedTuple):
+    """A batch for a decoder-only (GPT) or encoder-only (BERT) model: targets[:, t] is what position t
+    must predict (for GPT the token after ids[:, :t + 1]); PAD = not counted by the loss."""
+    ids: np.ndarray       # (B, T) int64, what the model reads
+    targets: np.ndarray   # (B, T) int64
+
+
 def vocab_size(n_symbols):
     """Size of the vocabulary: the special tokens plus the symbols."""
     return N_SPECIAL + n_symbols
