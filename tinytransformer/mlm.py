@@ -15,6 +15,7 @@ sequence follows and where its middle is. The fine-tuning question is exactly
 that rule: copy or reverse? x's first and last symbols always differ, so no
 sequence is both.
 """
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -60,6 +61,20 @@ def pretraining_batch(batch_size, k_max, n_symbols, rng, p=0.15):
     rng = np.random.default_rng(rng)
     ids, _ = make_sequences(batch_size, k_max, n_symbols, rng)
     return LMBatch(*mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols)))
+
+
+def classifier_from(pretrained, n_classes=2, rng=None, **changes):
+    """A new BERT with a [CLS] head of n_classes, every other weight copied from a pretrained BERT.
+
+    changes: other config fields to change (dropout, say); sizes must stay.
+    The head's weights are drawn from rng.
+    """
+    from . import nn
+
+    config = dataclasses.replace(pretrained.config, n_classes=n_classes, **changes)
+    model = nn.BERT(config, rng=rng)
+    transfer_weights(pretrained, model)
+    return model
 
 
 def transfer_weights(source, target):

@@ -63,3 +63,31 @@ class CharCorpus:
         n = (len(self.held_out_ids) - 1) // seq_len
         window = self.held_out_ids[np.arange(n)[:, None] * seq_len + np.arange(seq_len + 1)]   # (n, seq_len + 1)
         return LMBatch(window[:, :-1], window[:, 1:])
+
+
+def generate(model, corpus, prompt, n_chars, rng, temperature=0.8, top_k=None):
+    """Continue prompt (a str) by n_chars characters sampled from a GPT trained on corpus.
+
+    The model sees at most config.max_len positions, so generation goes in
+    chunks: each chunk is sampled after the last max_len // 2 characters so far.
+    """
+    from .decode import sample
+
+    rng = np.random.default_rng(rng)
+    n_wanted = len(prompt) + n_chars
+    ids = corpus.encode(prompt)
+    window = model.config.max_len // 2
+    if not 1 <= len(ids) <= window:
+        raise ValueError(f"text.generate: the prompt must have 1 to {window} characters (max_len // 2), "
+                         f"got {len(ids)}")
+    empty_chunks = 0
+    while len(ids) < n_wanted:
+        context = ids[-window:][None, :]                                   # (1, <= window)
+        wanted = min(model.config.max_len - context.shape[1], n_wanted - len(ids))
+        new = sample(model, context, wanted, rng, temperature=temperature, top_k=top_k)[0]
+        new = new[new >= N_SPECIAL]              # a special token (EOS ends a sample) is no character: drop it
+        empty_chunks = 0 if len(new) else empty_chunks + 1
+        if empty_chunks == 100:
+            raise ValueError("text.generate: 100 samples in a row began with a special token, not a character")
+        ids = np.concatenate([ids, new])
+    return corpus.decode(ids[:n_wanted])
