@@ -1,0 +1,40 @@
+"""Sphinx configuration of the book: python -m sphinx -b html docs docs/_build/html"""
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]   # this tree's package; the book's extension
+
+from book import linkcode_resolve  # noqa: E402  (needs the path above)
+
+project = "tinytransformer"
+author = "the tinytransformer authors"
+copyright = "the tinytransformer authors, MIT licence"
+html_title = "tinytransformer: the book"
+
+extensions = [
+    "myst_nb",               # the notebooks, from their committed outputs
+    "sphinx.ext.autodoc",    # the API reference, from the docstrings
+    "sphinx.ext.linkcode",   # each API entry links to its annotated source
+    "sphinx.ext.mathjax",    # math, with MathJax bundled into the site (book.copy_mathjax)
+    "book",                  # generated pages, annotated source, notebook links
+]
+
+nb_execution_mode = "off"                    # never execute: render the committed outputs
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+
+mathjax_path = "mathjax/tex-mml-chtml.js"    # relative to _static: nothing from a CDN
+mathjax3_config = {"options": {"menuOptions": {"settings": {"assistiveMml": False}}}}
+
+html_theme = "furo"
+html_static_path = ["_static"]
+html_css_files = ["book.css"]
+html_copy_source = False
+html_show_sourcelink = False
+
+exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints"]

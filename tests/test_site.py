@@ -1,0 +1,293 @@
+"""The book (docs/): build the site, then open every page in headless Chromium.
+
+Every page must load without a console error, fetch nothing from outside the
+site, show every image, render its math, and link only to pages and anchors that
+exist. Skipped when the docs tools (pip install -e ".[docs]") or Debian's
+chromium are missing. The site is served from 127.0.0.1, as a static host would.
+"""
+import functools
+import http.server
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+
+from annotate import annotate  # noqa: E402  (pure Python, no docs tools needed)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+DOCS_TOOLS = ("sphinx", "myst_nb", "furo", "mathjax", "playwright")
+WORKED_EXAMPLE = ("1.9366", "6.6831", "1.5951")
+
+needs_browser = pytest.mark.skipif(
+    CHROMIUM is None or any(importlib.util.find_spec(tool) is None for tool in DOCS_TOOLS),
+    reason='needs the docs tools (pip install -e ".[docs]") and Debian\'s chromium')
+
+
+# ---- the splitter behind the annotated-source pages (no browser needed) ---------------
+
+def test_annotate_sets_comments_and_docstrings_beside_their_code():
+    source = '''"""The module."""
+import numpy as np
+
+
+# Prose about f.
+def f(x):
+    """Docstring of f."""
+    y = x + 1      # (B, T)
+    # Why the return.
+    return y
+'''
+    intro, sections = annotate(source)
+    assert intro == "The module."
+    assert [s.anchor for s in sections] == [None, "f", None]
+    imports, f, tail = sections
+    assert imports.prose == [] and imports.code == ["import numpy as np"]
+    assert f.prose == ["Prose about f.", "", "Docstring of f."]
+    assert f.code == ["def f(x):", "    y = x + 1      # (B, T)"]
+    assert f.first_line == 6
+    assert tail.prose == ["Why the return."] and tail.code == ["    return y"]
+    assert tail.first_line == 10
+
+
+def test_annotate_anchors_methods_by_qualified_name():
+    _, sections = annotate("class A:\n    @staticmethod\n    def g():\n        return 1\n")
+    assert [s.anchor for s in sections] == ["A", "A.g"]
+    assert sections[1].code[0] == "    @staticmethod"
+
+
+# ---- serving the site and visiting every page ------------------------------------------
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def serve():
+    """serve(folder) -> base URL of a static server on 127.0.0.1 for that folder."""
+    servers = []
+
+    def start(folder):
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
+            headless=True, args=CHROMIUM_FLAGS)
+        yield context
+        context.close()
+
+
+_PAGE_FACTS = """() => ({
+    ids: [...document.querySelectorAll('[id], a[name]')].map(e => e.id || e.name),
+    links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+    images: document.images.length,
+    brokenImages: [...document.images].filter(i => !i.complete || i.naturalWidth === 0)
+                                      .map(i => i.currentSrc || i.src),
+    mathNodes: document.querySelectorAll('.math').length,
+    unrenderedMath: [...document.querySelectorAll('.math')]
+                    .filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80)),
+    rendererOutputs: document.querySelectorAll('mjx-container').length,
+    text: document.body.innerText,
+})"""
+
+_MATH_READY = """() => window.MathJax && MathJax.startup && MathJax.startup.promise
+    ? MathJax.startup.promise.then(() => true) : true"""
+
+
+def visit_site(context, base, pages):
+    """Open each page (paths relative to base); return {page: facts} and the problems seen."""
+    problems = {"console": [], "outside": [], "failed": []}
+    page = context.new_page()
+
+    def check_request(route):
+        if route.request.url.startswith(base):
+            route.continue_()
+        else:
+            problems["outside"].append((current[0], route.request.url))
+            route.abort()
+
+    current = [None]
+    page.route("**/*", check_request)
+    page.on("console", lambda m: m.type == "error" and problems["console"].append((current[0], m.text)))
+    page.on("pageerror", lambda e: problems["console"].append((current[0], str(e))))
+    page.on("requestfailed", lambda r: problems["failed"].append((current[0], r.url)))
+    page.on("response", lambda r: r.status >= 400 and problems["failed"].append((current[0], r.url)))
+    facts = {}
+    for relative in pages:
+        current[0] = relative
+        page.goto(base + relative, wait_until="load")
+        page.evaluate(_MATH_READY)
+        page.wait_for_load_state("networkidle")
+        facts[relative] = page.evaluate(_PAGE_FACTS)
+    page.close()
+    return facts, problems
+
+
+def broken_links(facts, base, folder):
+    """Links to this site whose file does not exist, or whose #anchor is on no element there."""
+    broken = []
+    for source, page_facts in facts.items():
+        for link in page_facts["links"]:
+            if not link.startswith(base):
+                continue                      # a link to another site: never fetched by a page
+            parts = urlsplit(link)
+            target = unquote(parts.path[len(urlsplit(base).path):]) or "index.html"
+            if target.endswith("/"):
+                target += "index.html"
+            if not (folder / target).is_file():
+                broken.append((source, link))
+            elif parts.fragment and target in facts and unquote(parts.fragment) not in facts[target]["ids"]:
+                broken.append((source, link))
+    return broken
+
+
+@pytest.mark.site
+@needs_browser
+def test_the_checks_catch_a_bad_page(tmp_path, serve, browser):
+    (tmp_path / "bad.html").write_text(
+        '<html><body><p>$$x$$</p><span class="math">\\(x\\)</span>'
+        '<img src="missing.png"><img src="http://192.0.2.1/outside.png">'
+        '<a href="nowhere.html">x</a><a href="bad.html#no-such-id">y</a>'
+        '<script>undefinedFunction()</script></body></html>')
+    base = serve(tmp_path)
+    facts, problems = visit_site(browser, base, ["bad.html"])
+    bad = facts["bad.html"]
+    assert problems["outside"] == [("bad.html", "http://192.0.2.1/outside.png")]
+    assert any("undefinedFunction" in text for _, text in problems["console"])
+    assert len(bad["brokenImages"]) == 2
+    assert bad["unrenderedMath"] == ["\\(x\\)"] and "$$" in bad["text"]
+    assert sorted(link for _, link in broken_links(facts, base, tmp_path)) == [
+        base + "bad.html#no-such-id", base + "nowhere.html"]
+
+
+# ---- the book itself ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    result = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html",
+                             "-d", str(out / ".doctrees"), "docs", str(out / "html")],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out / "html", result.stderr
+
+
+@pytest.fixture(scope="module")
+def visited(site, serve, browser):
+    folder, _ = site
+    pages = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html"))
+    base = serve(folder)
+    facts, problems = visit_site(browser, base, pages)
+    return folder, base, facts, problems
+
+
+@pytest.mark.site
+@needs_browser
+def test_site_builds_without_warnings(site):
+    _, warnings = site
+    assert warnings.strip() == ""
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_notebook_and_every_source_file_has_a_page(visited):
+    _, _, facts, _ = visited
+    notebooks = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
+    sources = sorted(p for p in (ROOT / "tinytransformer").rglob("*.py") if "__pycache__" not in p.parts)
+    assert len(notebooks) >= 7 and len(sources) >= 10
+    for notebook in notebooks:
+        assert f"notebooks/{notebook.stem}.html" in facts
+    for source in sources:
+        page = "code/" + source.relative_to(ROOT / "tinytransformer").with_suffix(".html").as_posix()
+        assert page in facts
+        anchors = {s.anchor for s in annotate(source.read_text())[1]} - {None}
+        assert anchors <= set(facts[page]["ids"]), (page, anchors - set(facts[page]["ids"]))
+    assert {"index.html", "code/index.html", "api/index.html", "search.html"} <= set(facts)
+
+
+@pytest.mark.site
+@needs_browser
+def test_no_page_has_a_console_error_or_a_failed_request(visited):
+    _, _, _, problems = visited
+    assert problems["console"] == []
+    assert problems["failed"] == []
+
+
+@pytest.mark.site
+@needs_browser
+def test_no_request_leaves_the_site(visited):
+    _, _, _, problems = visited
+    assert problems["outside"] == []
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_image_loads(visited):
+    _, _, facts, _ = visited
+    assert {page: f["brokenImages"] for page, f in facts.items() if f["brokenImages"]} == {}
+    notebook_figures = sum(f["images"] for page, f in facts.items() if page.startswith("notebooks/"))
+    assert notebook_figures >= 7
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_internal_link_resolves(visited):
+    folder, base, facts, _ = visited
+    assert broken_links(facts, base, folder) == []
+    assert sum(len(f["links"]) for f in facts.values()) > 1000
+
+
+@pytest.mark.site
+@needs_browser
+def test_math_is_rendered(visited):
+    _, _, facts, _ = visited
+    assert {page: f["unrenderedMath"] for page, f in facts.items() if f["unrenderedMath"]} == {}
+    assert [page for page, f in facts.items() if "$$" in f["text"]] == []
+    with_math = [page for page, f in facts.items() if f["rendererOutputs"] > 0]
+    assert "notebooks/01_self_attention_by_hand.html" in with_math
+    assert all(facts[page]["rendererOutputs"] >= facts[page]["mathNodes"] for page in facts)
+
+
+@pytest.mark.site
+@needs_browser
+def test_worked_example_numbers_on_notebook_01(visited):
+    _, _, facts, _ = visited
+    text = facts["notebooks/01_self_attention_by_hand.html"]["text"]
+    for number in WORKED_EXAMPLE:
+        assert number in text
+
+
+@pytest.mark.site
+@needs_browser
+def test_notebook_inline_code_links_to_the_annotated_source(visited):
+    _, base, facts, _ = visited
+    links = facts["notebooks/04_multi_head_attention_and_masks.html"]["links"]
+    assert base + "code/functional.html#attention" in links
+    # nn may be one file or a package: the class's own file, wherever it is
+    assert any(re.fullmatch(re.escape(base) + r"code/nn(/\w+)?\.html#MultiHeadAttention", link)
+               for link in links)
