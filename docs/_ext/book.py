@@ -19,6 +19,7 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
 from annotate import annotate
@@ -344,6 +345,13 @@ def resolve_inline_code(text, aliases, unique_names):
     return None
 
 
+def notebooks_depend_on_the_package(app, doctree):
+    """A notebook's links follow the package: re-read it when any file of the package changes."""
+    if app.env.docname.startswith("notebooks/") or app.env.docname == "index":
+        for path in package_files():
+            app.env.note_dependency(str(path))
+
+
 def link_notebook_code(app, doctree, docname):
     if docname.startswith("code/"):
         _unlink_missing_api_entries(app, doctree)
@@ -363,6 +371,25 @@ def link_notebook_code(app, doctree, docname):
         reference = nodes.reference("", "", internal=True, refuri=uri, classes=["book-xref"])
         literal.replace_self(reference)
         reference += literal
+
+
+class NotebookSourcePaths(SphinxPostTransform):
+    """A notebook's Markdown link to a file of the package (`../tinytransformer/ops/softmax.py`,
+    right in Jupyter) goes to that file's annotated page. Runs before MyST's own resolver,
+    which would call the target missing."""
+
+    default_priority = 5
+
+    def run(self, **kwargs):
+        for node in list(self.document.findall(addnodes.pending_xref)):
+            target, docname = node.get("reftarget", ""), node.get("refdoc", "")
+            if node.get("reftype") != "myst" or not docname.startswith("notebooks/") \
+                    or not target.endswith(".py"):
+                continue
+            path = (ROOT / "notebooks" / target).resolve()
+            if path.is_file() and path.is_relative_to(PACKAGE):
+                uri = self.app.builder.get_relative_uri(docname, code_docname(path))
+                node.replace_self(nodes.reference("", "", *node.children, internal=True, refuri=uri))
 
 
 # ---- linkcode: API entries link to their annotated source ----------------------------
@@ -400,7 +427,9 @@ def _docstring_as_prose(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("builder-inited", generate_sources)
+    app.connect("doctree-read", notebooks_depend_on_the_package)
     app.connect("doctree-resolved", link_notebook_code)
+    app.add_post_transform(NotebookSourcePaths)
     app.connect("build-finished", copy_mathjax)
     app.add_directive("annotated-source", AnnotatedSource)
     app.add_directive("readme-command", ReadmeCommand)
