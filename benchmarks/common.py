@@ -7,13 +7,18 @@ import sys
 
 
 def use_threads(n):
-    """Make BLAS (and PyTorch, if it is loaded later) use n threads.
+    """Make BLAS (and PyTorch, if it is loaded later) use n threads, and apply the rest of
+    tinytransformer's speed settings as its command line does (tt.use_speed_settings).
 
     OpenBLAS reads OPENBLAS_NUM_THREADS once, when NumPy is first imported.
     """
     if "numpy" in sys.modules:
         raise RuntimeError("benchmarks: use_threads must run before NumPy is imported")
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(n)
+    import tinytransformer as tt
+    settings = tt.use_speed_settings(blas_threads=n)
+    if settings["blas_threads"] != n:
+        raise RuntimeError(f"benchmarks: asked for {n} BLAS threads, got {settings}")
 
 
 def import_torch_reference(threads):

@@ -26,6 +26,10 @@ def saved(tmp_path):
     return model, path
 
 
+def rewrite(path, arrays):
+    np.savez(path, **arrays)
+
+
 def arrays_of(path):
     with np.load(path, allow_pickle=False) as archive:
         return {name: archive[name] for name in archive.files}
@@ -43,10 +47,71 @@ def test_round_trip_gives_identical_logits(tmp_path, changes):
     np.testing.assert_array_equal(loaded(SRC, TGT_IN).data, model(SRC, TGT_IN).data)
 
 
+IDS = np.array([[1, 3, 4, 5], [1, 6, 5, 0]])             # (2, 4)
+MODEL_CHANGES = {"GPT": dict(norm_first=True, positions="learned", activation="gelu"),
+                 "GPT-post-LN-untied": dict(tie_embeddings=False),
+                 "BERT": dict(positions="learned", n_classes=3),
+                 "BERT-no-head": dict(norm_first=True)}
+
+
+@pytest.mark.parametrize("name", list(MODEL_CHANGES))
+def test_every_model_round_trips_as_its_own_class(tmp_path, name):
+    fields = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=2, d_ff=12, max_len=5, dropout=0.1)
+    model_class = getattr(tt.nn, name.split("-")[0])
+    model = model_class(TransformerConfig(**fields, **MODEL_CHANGES[name]), rng=0).eval()
+    tt.save_checkpoint(model, tmp_path / "model.npz")
+    loaded = tt.load_checkpoint(tmp_path / "model.npz")
+    assert type(loaded) is model_class and loaded.config == model.config and not loaded.training
+    assert [n for n, _ in loaded.named_parameters()] == [n for n, _ in model.named_parameters()]
+    np.testing.assert_array_equal(loaded(IDS).data, model(IDS).data)
+    if model.config.n_classes:
+        np.testing.assert_array_equal(loaded.classify(IDS).data, model.classify(IDS).data)
+
+
+def test_an_old_checkpoint_loads_as_a_transformer_with_the_new_fields_defaulted(saved):
+    """Files written before the "model" entry and the positions/pad_id/n_classes fields."""
+    model, path = saved
+    arrays = arrays_of(path)
+    del arrays["model"]
+    config = json.loads(str(arrays["config"]))
+    arrays["config"] = np.array(json.dumps({k: v for k, v in config.items()
+                                            if k not in ("positions", "pad_id", "n_classes")}))
+    rewrite(path, arrays)
+    loaded = tt.load_checkpoint(path)
+    assert type(loaded) is Transformer and loaded.config == model.config
+    assert (loaded.config.positions, loaded.config.pad_id, loaded.config.n_classes) == ("sinusoidal", 0, None)
+    np.testing.assert_array_equal(loaded(SRC, TGT_IN).data, model.eval()(SRC, TGT_IN).data)
+
+
+def test_an_unknown_model_class_is_refused(saved):
+    _, path = saved
+    arrays = arrays_of(path)
+    arrays["model"] = np.array("T5")
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match=r"unknown class 'T5'; this version knows \['Transformer', 'GPT', 'BERT'\]"):
+        tt.load_checkpoint(path)
+
+
+def test_a_checkpoint_of_one_class_does_not_load_as_another(saved):
+    """A Transformer's file relabelled as a GPT: the parameter names do not match, so it is refused."""
+    _, path = saved
+    arrays = arrays_of(path)
+    arrays["model"] = np.array("GPT")
+    rewrite(path, arrays)
+    with pytest.raises(ValueError, match="unexpected entries"):
+        tt.load_checkpoint(path)
+
+
+def test_only_models_are_saved(tmp_path):
+    with pytest.raises(TypeError, match=r"save_checkpoint: model must be one of \['Transformer', 'GPT', 'BERT'\], "
+                                        "got Linear"):
+        tt.save_checkpoint(tt.nn.Linear(2, 3, np.random.default_rng(0)), tmp_path / "x.npz")
+
+
 def test_the_file_needs_no_pickle(saved):
     _, path = saved
     arrays = arrays_of(path)                                       # would raise if any entry were pickled
-    assert json.loads(str(arrays["config"]))["d_model"] == 8
+    assert json.loads(str(arrays["config"]))["d_model"] == 8 and str(arrays["model"]) == "Transformer"
     assert all(a.dtype != object for a in arrays.values())
 
 
@@ -95,10 +160,6 @@ def test_bytes_damaged_inside_the_archive(saved):
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="damaged"):
         tt.load_checkpoint(path)
-
-
-def rewrite(path, arrays):
-    np.savez(path, **arrays)
 
 
 def test_mis_shaped_parameter(saved):

@@ -68,7 +68,7 @@ def test_decoding_keeps_the_models_mode_and_records_nothing(copier, held_out):
 
 
 def test_bad_arguments(copier, held_out):
-    with pytest.raises(ValueError, match="max_len must be between 1 and the model's max_len 5"):
+    with pytest.raises(ValueError, match=r"greedy: max_len must be between 1 and 5 \(the model's max_len 5"):
         decode.greedy(copier, held_out.src, max_len=6)
     with pytest.raises(ValueError, match="temperature"):
         decode.sample(copier, held_out.src, 5, rng=0, temperature=0.0)
@@ -141,9 +141,10 @@ class MadeUpModel:
     def encode(self, src_ids):
         return Tensor(np.zeros((len(src_ids), 1, 2))), np.ones((len(src_ids), 1, 1), dtype=bool)
 
+    def new_cache(self):
+        return None                                 # the last token is all it needs: nothing to keep
+
     def decode(self, prefix, memory, src_keep, cache=None):
-        if cache is not None:
-            cache.length += prefix.shape[1]         # the last token is all it needs: nothing else to keep
         return Tensor(self.table[prefix])           # (N, t, V) logits
 
 
@@ -191,10 +192,14 @@ def test_cached_next_token_logits_equal_the_full_decoder_at_every_step(model_and
     model, src, max_len = model_and_source
     prefix = np.concatenate([np.full((len(src), 1), BOS), decode.greedy(model, src, max_len)], axis=1)
     memory, src_keep = model.encode(src)
-    cache = KVCache()
+
+    def decoder(ids, cache):
+        return model.decode(ids, memory, src_keep, cache)
+
+    cache = model.new_cache()
     for t in range(1, prefix.shape[1]):                                    # the last token is never read
-        cached = decode.next_token_logits(model, prefix[:, :t], memory, src_keep, cache)      # (B, V)
-        full = decode.next_token_logits(model, prefix[:, :t], memory, src_keep)
+        cached = decode.next_token_logits(decoder, prefix[:, :t], cache)   # (B, V)
+        full = decode.next_token_logits(decoder, prefix[:, :t])
         np.testing.assert_allclose(cached, full, rtol=0, atol=1e-12)
         assert cache.length == t
 
@@ -243,3 +248,85 @@ def test_the_cache_runs_one_position_per_step(use_cache, positions):
     ids = decode.greedy(counting, untrained_source(), 12, use_cache=use_cache)
     assert ids.shape[1] == 12 and not (ids == EOS).any(axis=1).all()      # all 12 steps were run
     assert counting.positions == positions                                # 1 + 1 + ... or 1 + 2 + ... + 12
+
+
+# GPT: the same functions continue a prompt; the cache gives exactly the uncached result.
+
+def untrained_gpt(norm_first, positions="learned"):
+    config = TransformerConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=2, d_ff=24, max_len=12,
+                               dropout=0.0, norm_first=norm_first, positions=positions, dtype="float64")
+    return tt.nn.GPT(config, rng=5)
+
+
+PROMPT = np.random.default_rng(7).integers(3, 13, size=(4, 3))             # (4, 3)
+
+
+@pytest.mark.parametrize("norm_first", [True, False], ids=["pre-LN", "post-LN"])
+def test_gpt_cached_generation_equals_uncached(norm_first):
+    gpt = untrained_gpt(norm_first)
+    for decoder in (lambda use_cache: decode.greedy(gpt, PROMPT, 10, use_cache=use_cache),
+                    lambda use_cache: decode.sample(gpt, PROMPT, 10, rng=3, temperature=2.0, top_k=5,
+                                                    use_cache=use_cache),
+                    lambda use_cache: decode.beam_search(gpt, PROMPT, 10, beam_width=3, use_cache=use_cache)):
+        cached = decoder(use_cache=True)
+        np.testing.assert_array_equal(cached, decoder(use_cache=False))
+        assert cached.shape[0] == 4 and cached.shape[1] <= 10
+
+
+def test_gpt_greedy_is_the_argmax_of_the_whole_sequence_at_every_step():
+    """What greedy returns is the continuation only, and each token is the model's argmax after the ones before."""
+    gpt = untrained_gpt(norm_first=True)
+    new = decode.greedy(gpt, PROMPT, 9)                                    # (4, <= 9)
+    whole = np.concatenate([PROMPT, new], axis=1)                          # (4, 3 + 9): fits max_len 12
+    logits = gpt(whole[:, :-1]).data                                       # (4, 11, V)
+    for row in range(4):
+        for t in range(new.shape[1]):
+            if t == 0 or EOS not in new[row, :t]:
+                assert new[row, t] == logits[row, 2 + t].argmax()
+
+
+def test_gpt_cached_logits_equal_the_full_model_at_every_step():
+    gpt = untrained_gpt(norm_first=False, positions="sinusoidal")
+    ids = np.concatenate([PROMPT, decode.greedy(gpt, PROMPT, 9)], axis=1)
+    cache = gpt.new_cache()
+    for t in range(3, ids.shape[1]):
+        cached = decode.next_token_logits(gpt.decode, ids[:, :t], cache)
+        np.testing.assert_allclose(cached, gpt(ids[:, :t]).data[:, -1], rtol=0, atol=1e-12)
+        assert cache.length == t
+
+
+def test_gpt_cache_runs_the_prompt_once_then_one_position_per_step():
+    counting = CountingGPT(untrained_gpt(norm_first=True))
+    decode.greedy(counting, PROMPT, 10)
+    assert counting.positions[0] == 3 and set(counting.positions[1:]) == {1}
+
+
+class CountingGPT:
+    def __init__(self, model):
+        self.model, self.config, self.positions = model, model.config, []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def decode(self, ids, cache=None):
+        self.positions.append(ids.shape[1])
+        return self.model.decode(ids, cache)
+
+
+def test_gpt_bad_arguments():
+    gpt = untrained_gpt(norm_first=True)
+    with pytest.raises(ValueError, match=r"greedy: max_len must be between 1 and 10 \(the model's max_len 12 "
+                                         r"holds 3 starting token"):
+        decode.greedy(gpt, PROMPT, 11)                                     # 3 + 10 positions to read
+    with pytest.raises(ValueError, match="beam_search: max_len must be between 1 and 1"):
+        decode.beam_search(gpt, np.full((1, 12), 3), 2)
+    with pytest.raises(ValueError, match="sample: the prompt is empty"):
+        decode.sample(gpt, np.zeros((2, 0), dtype=np.int64), 3, rng=0)
+    with pytest.raises(IndexError, match="GPT: prompt token id 13 is outside"):
+        decode.greedy(gpt, np.array([[3, 13]]), 3)
+
+
+def test_bert_does_not_generate():
+    bert = tt.nn.BERT(TransformerConfig(vocab_size=13, d_model=16, n_heads=4), rng=0)
+    with pytest.raises(TypeError, match="greedy: a BERT does not generate"):
+        decode.greedy(bert, PROMPT, 3)

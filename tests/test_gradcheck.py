@@ -9,10 +9,10 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer import ops
-from tinytransformer import op_checks
+from tinytransformer import gradcheck_every_op
 from tinytransformer.__main__ import main
 from tinytransformer.gradcheck import GradcheckError
-from tinytransformer.op_checks import CHECKS, OpCheck
+from tinytransformer.gradcheck_every_op import CHECKS, OpCheck
 from tinytransformer.tensor import apply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,7 +151,7 @@ def test_gradcheck_command_prints_a_passing_row_for_every_op_input(capsys):
 def test_gradcheck_command_fails_when_an_op_is_wrong(capsys, monkeypatch):
     broken = OpCheck("broken softmax", WRONG_OPS["softmax without its correction term"][0],
                      lambda r: {"x": r.standard_normal((2, 3))})
-    monkeypatch.setattr(op_checks, "CHECKS", [CHECKS[0], broken])
+    monkeypatch.setattr(gradcheck_every_op, "CHECKS", [CHECKS[0], broken])
     assert main(["gradcheck"]) == 1
     out = capsys.readouterr().out
     assert "broken softmax" in out and "FAIL" in out

@@ -4,7 +4,6 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer import functional as F
-from tinytransformer.nn import KVCache
 
 
 def tiny_model(norm_first, tie_embeddings=True, seed=3):
@@ -29,7 +28,7 @@ def test_one_position_at_a_time_equals_the_full_decoder(norm_first, tie_embeddin
     src, tgt_in = source_and_target(np.random.default_rng(0))
     memory, src_keep = model.encode(src)
     full = model.decode(tgt_in, memory, src_keep).data                       # (B, 9, V)
-    cache = KVCache()
+    cache = model.new_cache()
     steps = [model.decode(tgt_in[:, t:t + 1], memory, src_keep, cache).data for t in range(9)]
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)
     assert cache.length == 9
@@ -40,7 +39,7 @@ def test_chunks_of_several_positions_equal_the_full_decoder():
     src, tgt_in = source_and_target(np.random.default_rng(1))
     memory, src_keep = model.encode(src)
     full = model.decode(tgt_in, memory, src_keep).data
-    cache = KVCache()
+    cache = model.new_cache()
     chunks = [model.decode(tgt_in[:, a:b], memory, src_keep, cache).data for a, b in ((0, 4), (4, 5), (5, 9))]
     np.testing.assert_allclose(np.concatenate(chunks, axis=1), full, rtol=0, atol=1e-12)
 
@@ -51,9 +50,10 @@ def test_a_cache_with_wrong_keys_gives_different_logits():
     src, tgt_in = source_and_target(np.random.default_rng(2))
     memory, src_keep = model.encode(src)
     full = model.decode(tgt_in, memory, src_keep).data
-    cache = KVCache()
+    cache = model.new_cache()
     model.decode(tgt_in[:, :1], memory, src_keep, cache)
-    cache.self_kv = {layer: (F.Tensor(np.zeros_like(k.data)), v) for layer, (k, v) in cache.self_kv.items()}
+    for layer in cache.layers:
+        layer.self_attn.k = F.Tensor(np.zeros_like(layer.self_attn.k.data))
     second = model.decode(tgt_in[:, 1:2], memory, src_keep, cache).data
     assert np.abs(second - full[:, 1:2]).max() > 1e-3
 
@@ -62,7 +62,7 @@ def test_select_keeps_the_chosen_rows():
     model = tiny_model(norm_first=True)
     src, tgt_in = source_and_target(np.random.default_rng(3))
     memory, src_keep = model.encode(src)
-    cache = KVCache()
+    cache = model.new_cache()
     model.decode(tgt_in[:, :3], memory, src_keep, cache)
     rows = np.array([4, 0, 0])
     cache.select(rows)
@@ -76,7 +76,7 @@ def test_decoding_past_max_len_is_refused():
     model = tiny_model(norm_first=False)
     src, tgt_in = source_and_target(np.random.default_rng(4))
     memory, src_keep = model.encode(src)
-    cache = KVCache()
+    cache = model.new_cache()
     model.decode(np.concatenate([tgt_in, tgt_in[:, :3]], axis=1), memory, src_keep, cache)   # 12 positions
     with pytest.raises(ValueError, match="tgt_in has 13 positions but max_len is 12"):
         model.decode(tgt_in[:, :1], memory, src_keep, cache)

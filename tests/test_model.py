@@ -5,13 +5,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import Transformer, TransformerConfig
-
-
-def tiny_config(**changes):
-    """Small unequal sizes, float64, no dropout: for exact comparisons."""
-    fields = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=2, d_ff=12, max_len=6, dropout=0.0,
-                  dtype="float64")
-    return TransformerConfig(**{**fields, **changes})
+from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
+                         assert_gradients_along_random_directions, tiny_config)
 
 
 # src has PAD (0) at the end of its second row; tgt_out ends with EOS (2), then PAD
@@ -24,59 +19,26 @@ def loss_of(model):
     return F.cross_entropy(model(SRC, TGT_IN), TGT_OUT, ignore_index=tt.PAD, label_smoothing=0.1)
 
 
-def analytic_gradients(model):
-    model.zero_grad()
-    with tt.Tape() as tape:
-        loss = loss_of(model)
-    tape.backward(loss)
-    return {name: p.grad for name, p in model.named_parameters()}
-
-
-def directional_check(model, grads, rng, eps=1e-6):
-    """(analytic, numeric) derivative of the loss along a random direction in parameter space.
-
-    analytic = sum over parameters of <dL/dp, direction_p>;
-    numeric = (L(p + eps * direction) - L(p - eps * direction)) / (2 eps).
-    """
-    params = dict(model.named_parameters())
-    direction = {name: rng.standard_normal(p.shape) for name, p in params.items()}
-    analytic = sum(float(np.sum(grads[name] * direction[name])) for name in params)
-
-    def loss_moved(sign):
-        for name, p in params.items():
-            p.data = p.data + sign * eps * direction[name]
-        value = float(loss_of(model).data)
-        for name, p in params.items():
-            p.data = p.data - sign * eps * direction[name]
-        return value
-
-    return analytic, (loss_moved(+1) - loss_moved(-1)) / (2 * eps)
-
-
+@pytest.mark.parametrize("positions", ["sinusoidal", "learned"])
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
 @pytest.mark.parametrize("tie_embeddings", [True, False], ids=["tied", "untied"])
-def test_whole_model_gradient_along_random_directions(norm_first, tie_embeddings):
-    model = Transformer(tiny_config(norm_first=norm_first, tie_embeddings=tie_embeddings), rng=0)
-    grads = analytic_gradients(model)
+def test_whole_model_gradient_along_random_directions(positions, norm_first, tie_embeddings):
+    config = tiny_config(norm_first=norm_first, tie_embeddings=tie_embeddings, positions=positions)
+    model = Transformer(config, rng=0)
+    grads = analytic_gradients(model, loss_of)
     assert all(g is not None for g in grads.values()), "every parameter gets a gradient"
-    rng = np.random.default_rng(1)
-    for _ in range(3):
-        analytic, numeric = directional_check(model, grads, rng)
-        assert analytic == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_gradients_along_random_directions(model, loss_of, grads)
 
 
 def test_directional_check_catches_a_wrong_gradient():
     model = Transformer(tiny_config(), rng=0)
-    grads = analytic_gradients(model)
-    grads["decoder.1.cross_attn.W_v.W"] = grads["decoder.1.cross_attn.W_v.W"] * 1.01   # 1% off in one tensor
-    analytic, numeric = directional_check(model, grads, np.random.default_rng(1))
-    assert analytic != pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    assert_a_wrong_gradient_is_caught(model, loss_of, "decoder.1.cross_attn.W_v.W")
 
 
 @pytest.mark.parametrize("name", ["encoder.0.self_attn.W_q.W", "decoder.1.norm2.gamma", "embed.table"])
 def test_gradient_of_single_parameters_element_by_element(name):
     model = Transformer(tiny_config(), rng=0)
-    grads = analytic_gradients(model)
+    grads = analytic_gradients(model, loss_of)
     p = dict(model.named_parameters())[name]
     numeric = tt.numerical_gradient(lambda _: loss_of(model).data, p.data, np.array(1.0))
     np.testing.assert_allclose(grads[name], numeric, atol=1e-7, rtol=1e-5)

@@ -1,6 +1,6 @@
 """The notebooks: committed executed, run top to bottom, and say what the library computes.
 
-Every notebooks/*.ipynb (07 included once it exists) is checked twice:
+Every notebooks/NN_*.ipynb is checked twice:
 - as committed: every code cell was executed, in order 1..n, without an error,
   so a notebook edited but not re-run is caught (fast, no kernel);
 - executed afresh with nbclient (marked `notebook`; deselect with -m "not notebook"):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer import ops
-from tinytransformer.op_checks import CHECKS
+from tinytransformer.gradcheck_every_op import CHECKS
 
 ATOL, RTOL = 1e-5, 1e-3     # DESIGN.md's gradient-check tolerances
 

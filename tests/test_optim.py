@@ -56,12 +56,61 @@ def test_adam_minimises_a_quadratic():
     np.testing.assert_allclose(w.data, [1.0, 0.5], atol=1e-3)
 
 
-def test_step_keeps_float32_and_updates_in_place():
+@pytest.mark.parametrize("make", [lambda w: SGD([w], lr=0.01), lambda w: Adam([w], lr=0.01)], ids=["SGD", "Adam"])
+def test_step_keeps_float32_and_updates_in_place(make):
     w = tt.Tensor(np.ones(3, dtype=np.float32), requires_grad=True)
-    data = w.data
+    optimizer = make(w)
+    data = w.data                  # Adam made it a view of its one vector; steps change it in place
     w.grad = np.ones(3, dtype=np.float32)
-    Adam([w], lr=0.01).step()
-    assert w.data is data and w.data.dtype == np.float32
+    optimizer.step()
+    assert w.data is data and w.data.dtype == np.float32 and np.all(w.data < 1)
+
+
+def adam_by_the_formula(params, grads_per_step, lr, betas=(0.9, 0.98), eps=1e-9):
+    """Adam written per parameter, straight from the docstring: the reference for the flat vector."""
+    ws = [p.copy() for p in params]
+    ms, vs = [np.zeros_like(w) for w in ws], [np.zeros_like(w) for w in ws]
+    for t, grads in enumerate(grads_per_step, start=1):
+        for w, m, v, g in zip(ws, ms, vs, grads):
+            if g is None:
+                continue
+            m[...] = betas[0] * m + (1 - betas[0]) * g
+            v[...] = betas[1] * v + (1 - betas[1]) * g ** 2
+            w -= lr * (m / (1 - betas[0] ** t)) / (np.sqrt(v / (1 - betas[1] ** t)) + eps)
+    return ws
+
+
+def test_adam_over_one_vector_equals_adam_per_parameter_and_skips_missing_grads(rng):
+    shapes = [(3, 4), (4,), (2, 2, 3)]
+    start = [rng.standard_normal(shape) for shape in shapes]
+    params = [tt.Tensor(w.copy(), requires_grad=True) for w in start]
+    optimizer = Adam(params, lr=0.1)
+    # the second parameter has no gradient on step 2: it and its m, v must stay as they were
+    grads_per_step = [[rng.standard_normal(shape) if (t, i) != (1, 1) else None for i, shape in enumerate(shapes)]
+                      for t in range(3)]
+    for grads in grads_per_step:
+        for p, g in zip(params, grads):
+            p.grad = g
+        optimizer.step()
+    for p, expected in zip(params, adam_by_the_formula(start, grads_per_step, lr=0.1)):
+        np.testing.assert_allclose(p.data, expected, rtol=1e-12)
+        assert np.shares_memory(p.data, optimizer.flat)
+
+
+def test_adam_takes_in_a_parameter_whose_data_was_replaced():
+    # load_checkpoint assigns p.data = loaded array: the parameter must keep training, from the loaded values
+    w = param([1.0, 2.0])
+    optimizer = Adam([w], lr=0.1)
+    w.data = np.array([5.0, 6.0])
+    w.grad = np.array([1.0, -1.0])
+    optimizer.step()
+    np.testing.assert_allclose(w.data, [4.9, 6.1], rtol=1e-9)
+    assert np.shares_memory(w.data, optimizer.flat)
+
+
+def test_adam_needs_one_dtype():
+    with pytest.raises(TypeError, match="Adam: every parameter must have one dtype"):
+        Adam([param([1.0]), tt.Tensor(np.ones(1, dtype=np.float32), requires_grad=True)], lr=0.1)
 
 
 def test_parameters_without_grad_are_skipped_and_zero_grad_clears():

@@ -4,7 +4,7 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer import functional as F
-from tinytransformer.op_checks import CHECKS
+from tinytransformer.gradcheck_every_op import CHECKS
 
 
 def param(data, dtype=np.float64):

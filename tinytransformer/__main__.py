@@ -1,15 +1,18 @@
 """Command line: `python -m tinytransformer train | gradcheck`."""
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
+
+from .speed_settings import use_speed_settings
 
 
 def gradcheck_command(args):
     """Check every op's backward against finite differences and print a table."""
     from .gradcheck import gradcheck
-    from .op_checks import CHECKS
+    from .gradcheck_every_op import CHECKS
 
     rng = np.random.default_rng(args.seed)
     print("Gradient check of every op: float64, central differences (eps=1e-6), random upstream "
@@ -162,13 +165,19 @@ def add_train_parser(commands):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tinytransformer",
-                                     description="A Transformer in NumPy, with hand-derived backward passes.")
+                                     description="A Transformer in NumPy, with hand-derived backward passes. "
+                                                 "At start-up the command line calls tt.use_speed_settings(): "
+                                                 "one OpenBLAS thread (unless OPENBLAS_NUM_THREADS or "
+                                                 "OMP_NUM_THREADS is set) and glibc keeping freed memory "
+                                                 "for reuse. Importing the library sets neither.")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("gradcheck", help="check every op's backward pass against finite differences")
     check.add_argument("--seed", type=int, default=0, help="seed of the random inputs and upstream gradients")
     check.set_defaults(run=gradcheck_command)
     add_train_parser(commands)
     args = parser.parse_args(argv)
+    user_chose_threads = any(name in os.environ for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
+    use_speed_settings(blas_threads=None if user_chose_threads else 1)
     return args.run(args)
 
 

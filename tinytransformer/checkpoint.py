@@ -1,8 +1,10 @@
-"""Save a Transformer to one .npz file and load it back.
+"""Save a model (Transformer, GPT or BERT) to one .npz file and load it back.
 
 The file holds one array per named parameter ("embed.table",
-"encoder.0.self_attn.W_q.W", ...) and, under the key "config", the
-TransformerConfig as a JSON string. It is read with allow_pickle=False, so
+"encoder.0.self_attn.W_q.W", ...), under the key "config" the
+TransformerConfig as a JSON string, and under "model" the class's name.
+Files written before models had a name hold a Transformer; files written
+before a config field existed get that field's default. It is read with allow_pickle=False, so
 loading a file can never run code. Anything that does not fit — no file, a
 damaged file, a missing, extra or mis-shaped parameter, a config that does
 not describe the parameters — is a clear error, never a half-loaded model.
@@ -16,9 +18,9 @@ import zlib
 
 import numpy as np
 
-from .nn import Transformer, TransformerConfig
+from .nn import MODELS, TransformerConfig
 
-CONFIG_KEY = "config"
+CONFIG_KEY, MODEL_KEY = "config", "model"
 # what reading a damaged entry of a zip archive can raise
 READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
 
@@ -30,13 +32,14 @@ def save_checkpoint(model, path):
     over it, so a crash never leaves a half-written checkpoint. An existing
     file is only replaced if it is itself a checkpoint.
     """
-    if not isinstance(model, Transformer):
-        raise TypeError(f"save_checkpoint: model must be a Transformer, got {type(model).__name__}")
+    if type(model) not in MODELS.values():
+        raise TypeError(f"save_checkpoint: model must be one of {list(MODELS)}, got {type(model).__name__}")
     if os.path.exists(path) and not is_checkpoint(path):
         raise FileExistsError(f"save_checkpoint: {path} exists and is not a tinytransformer checkpoint; "
                               "refusing to overwrite it")
     arrays = {name: p.data for name, p in model.named_parameters()}
     arrays[CONFIG_KEY] = np.array(json.dumps(dataclasses.asdict(model.config)))   # a unicode scalar array
+    arrays[MODEL_KEY] = np.array(type(model).__name__)
     directory = os.path.dirname(os.path.abspath(path))
     with tempfile.NamedTemporaryFile(dir=directory, suffix=".npz.tmp", delete=False) as f:
         temporary = f.name
@@ -57,7 +60,7 @@ def is_checkpoint(path):
 
 
 def load_checkpoint(path):
-    """Read a file written by save_checkpoint -> a Transformer, in eval mode (dropout off).
+    """Read a file written by save_checkpoint -> the model it holds, of its class, in eval mode (dropout off).
 
     Call model.train() to continue training it.
     """
@@ -67,7 +70,8 @@ def load_checkpoint(path):
     if CONFIG_KEY not in arrays:
         raise ValueError(f"load_checkpoint: {path} has no {CONFIG_KEY!r} entry; "
                          "it is not a tinytransformer checkpoint")
-    model = Transformer(read_config(arrays.pop(CONFIG_KEY), path), rng=0)
+    model_class = read_model_class(arrays.pop(MODEL_KEY, np.array("Transformer")), path)
+    model = model_class(read_config(arrays.pop(CONFIG_KEY), path), rng=0)
     expected = dict(model.named_parameters())
     missing = [name for name in expected if name not in arrays]
     extra = [name for name in arrays if name not in expected]
@@ -109,3 +113,12 @@ def read_config(entry, path):
         return TransformerConfig(**fields)
     except (json.JSONDecodeError, TypeError, ValueError) as error:
         raise ValueError(f"load_checkpoint: {path} has an invalid config ({error})") from error
+
+
+def read_model_class(entry, path):
+    """The name saved under "model" -> the class (Transformer if the file predates the entry)."""
+    name = str(entry)
+    if name not in MODELS:
+        raise ValueError(f"load_checkpoint: {path} holds a model of unknown class {name!r}; "
+                         f"this version knows {list(MODELS)}")
+    return MODELS[name]

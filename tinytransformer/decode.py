@@ -1,14 +1,19 @@
 """Turn a trained model into output sequences: greedy, sampling, beam search.
 
-Each decoder encodes the source once, starts every row from BOS and adds one
-token at a time, all rows (and beams) of the batch together. A row that has
-produced EOS is finished: it gets PAD from then on. The returned ids exclude
-the leading BOS:
+One loop serves every model that generates. For the encoder-decoder
+Transformer, ids is the source batch: it is encoded once and every row starts
+from BOS. For GPT, ids is the prompt (B, T_prompt) and every row continues it.
+Either way the model then adds one token at a time, all rows (and beams) of
+the batch together. A row that has produced EOS is finished: it gets PAD from
+then on. The result holds the new tokens only (no BOS, no prompt):
 
     ids = greedy(model, src_ids, max_len)      # (B, <= max_len)
+    ids = greedy(gpt, prompt_ids, max_len)     # (B, <= max_len), what follows the prompt
 
 Decoding runs in eval mode (dropout off) and outside any Tape: nothing is
-recorded, nothing is kept for a backward pass.
+recorded, nothing is kept for a backward pass. The model reads its first
+tokens plus all but the last new one, so BOS (or the prompt) plus max_len - 1
+new tokens must fit in the model's config.max_len.
 
 Why a key/value cache gives the same numbers. The decoder is causal: position
 i attends only to positions <= i, so its keys and values in every layer depend
@@ -26,7 +31,6 @@ import numpy as np
 
 from . import functional as F
 from .data import BOS, EOS, PAD
-from .nn import KVCache
 from .tensor import _active_tapes
 
 
@@ -44,55 +48,79 @@ def inference(model, name):
         model.train(was_training)
 
 
-def check_max_len(model, max_len, name):
-    # the decoder reads BOS plus up to max_len - 1 generated tokens
-    if not 1 <= max_len <= model.config.max_len:
-        raise ValueError(f"{name}: max_len must be between 1 and the model's max_len "
-                         f"{model.config.max_len}, got {max_len}")
+def start(model, ids, max_len, name, repeat=1):
+    """What every decoding loop begins with -> (prefix, decoder).
+
+    prefix (B * repeat, t0): the tokens the model reads before its first new one
+    (BOS for an encoder-decoder, the prompt for a decoder-only model); row
+    b * repeat + r is a copy of row b (beam search's beams). decoder(ids, cache)
+    -> logits (N, t, V) runs the model's decoder on ids, the positions after the
+    cache's (all of them without a cache).
+    """
+    if not hasattr(model, "decode"):
+        raise TypeError(f"{name}: a {type(model).__name__} does not generate (it has no decoder); "
+                        "use a Transformer or a GPT")
+    encoder_decoder = hasattr(model, "encode")
+    if not encoder_decoder:
+        model.check_ids(ids, "prompt")
+        if ids.shape[1] == 0:
+            raise ValueError(f"{name}: the prompt is empty; give at least one token (B, T_prompt >= 1)")
+    t0 = 1 if encoder_decoder else ids.shape[1]
+    room = model.config.max_len - t0 + 1           # the last new token is never read back
+    if not 1 <= max_len <= room:
+        raise ValueError(f"{name}: max_len must be between 1 and {room} (the model's max_len "
+                         f"{model.config.max_len} holds {t0} starting token(s) and max_len - 1 new ones), "
+                         f"got {max_len}")
+    if not encoder_decoder:                        # decoder-only: continue the prompt
+        return np.repeat(ids, repeat, axis=0), model.decode                # (B * repeat, T_prompt)
+    memory, src_keep = model.encode(ids)           # encoder-decoder: encode once, start from BOS
+    memory, src_keep = np.repeat(memory.data, repeat, axis=0), np.repeat(src_keep, repeat, axis=0)
+
+    def decoder(new, cache):
+        return model.decode(new, memory, src_keep, cache)
+
+    return np.full((len(ids) * repeat, 1), BOS, dtype=np.int64), decoder   # (B * repeat, 1)
 
 
-def next_token_logits(model, ids, memory, src_keep, cache=None):
+def next_token_logits(decoder, ids, cache=None):
     """Logits (N, V) of the token that follows each row of ids (N, t).
 
     With a KVCache, the decoder runs only on the positions the cache has not
-    seen (in the loops below: the newest token) and the cache grows by them.
-    Without one, it re-runs the whole prefix and keeps the last position.
+    seen (in the loops below: the newest token, or the whole prompt at first)
+    and the cache grows by them. Without one, it re-runs the whole prefix.
     """
     if cache is None:
-        return model.decode(ids, memory, src_keep).data[:, -1]              # (N, V)
-    new = ids[:, cache.length:]                                             # (N, 1) the newest token
-    return model.decode(new, memory, src_keep, cache).data[:, -1]           # (N, V)
+        return decoder(ids, None).data[:, -1]                                # (N, V)
+    return decoder(ids[:, cache.length:], cache).data[:, -1]                 # (N, V)
 
 
-def generate(model, src_ids, max_len, choose, name, use_cache=True):
+def generate(model, ids, max_len, choose, name, use_cache=True):
     """The loop greedy and sample share; choose(logits (B, V)) -> next ids (B,)."""
-    check_max_len(model, max_len, name)
     with inference(model, name):
-        memory, src_keep = model.encode(src_ids)                        # (B, T_src, d_model)
-        cache = KVCache() if use_cache else None
-        B = len(src_ids)
-        ids = np.full((B, 1), BOS, dtype=np.int64)                      # (B, 1)
-        finished = np.zeros(B, dtype=bool)                              # (B,)
+        ids, decoder = start(model, ids, max_len, name)                 # (B, t0)
+        t0 = ids.shape[1]
+        cache = model.new_cache() if use_cache else None
+        finished = np.zeros(len(ids), dtype=bool)                       # (B,)
         for _ in range(max_len):
-            token = choose(next_token_logits(model, ids, memory, src_keep, cache))   # (B,)
+            token = choose(next_token_logits(decoder, ids, cache))      # (B,)
             token = np.where(finished, PAD, token)
             ids = np.concatenate([ids, token[:, None]], axis=1)         # (B, t + 1)
             finished |= token == EOS
             if finished.all():
                 break
-    return ids[:, 1:]                                                   # (B, <= max_len)
+    return ids[:, t0:]                                                  # (B, <= max_len)
 
 
-def greedy(model, src_ids, max_len, use_cache=True):
-    """Always take the most likely next token. src_ids (B, T_src) -> ids (B, <= max_len)."""
-    return generate(model, src_ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy", use_cache)
+def greedy(model, ids, max_len, use_cache=True):
+    """Always take the most likely next token. ids (B, T_src or T_prompt) -> new ids (B, <= max_len)."""
+    return generate(model, ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy", use_cache)
 
 
-def sample(model, src_ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True):
+def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True):
     """Draw each next token from softmax(logits / temperature), over the top_k most likely if given.
 
     rng: an np.random.Generator or a seed. A small temperature approaches greedy.
-    src_ids (B, T_src) -> ids (B, <= max_len).
+    ids (B, T_src or T_prompt) -> new ids (B, <= max_len).
     """
     if temperature <= 0:
         raise ValueError(f"sample: temperature must be > 0, got {temperature}")
@@ -109,7 +137,7 @@ def sample(model, src_ids, max_len, rng, temperature=1.0, top_k=None, use_cache=
         # Gumbel-max trick: argmax(z + Gumbel noise) is a draw from softmax(z)
         return (z + rng.gumbel(size=z.shape)).argmax(axis=-1)           # (B,)
 
-    return generate(model, src_ids, max_len, choose, "sample", use_cache)
+    return generate(model, ids, max_len, choose, "sample", use_cache)
 
 
 def length_normalised(score, length, alpha):
@@ -118,37 +146,34 @@ def length_normalised(score, length, alpha):
     return score / ((5.0 + length) / 6.0) ** alpha
 
 
-def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6, use_cache=True):
+def beam_search(model, ids, max_len, beam_width=4, length_penalty=0.6, use_cache=True):
     """Keep the beam_width most likely prefixes of every row; return the best hypothesis.
 
     A hypothesis that has produced EOS is finished: it stays in the beam,
     extended by PAD at no cost, and competes with the unfinished ones by
     log-probability. At the end each row's hypotheses are ranked by
     log-probability / ((5 + length) / 6) ** length_penalty (the paper: beam 4,
-    penalty 0.6). Width 1 is greedy. src_ids (B, T_src) -> ids (B, <= max_len).
+    penalty 0.6). Width 1 is greedy. ids (B, T_src or T_prompt) -> new ids (B, <= max_len).
 
     Row b*K + k of the decoder's batch is beam k of source row b. When the
     beams are re-ranked, the cache's rows are reordered to match: a new beam
     continues the keys and values of the prefix it extends.
     """
-    check_max_len(model, max_len, "beam_search")
     if beam_width < 1:
         raise ValueError(f"beam_search: beam_width must be >= 1, got {beam_width}")
     K = beam_width
     with inference(model, "beam_search"):
-        memory, src_keep = model.encode(src_ids)                        # (B, T_src, d_model)
-        B, V = len(src_ids), model.config.vocab_size
-        memory = np.repeat(memory.data, K, axis=0)                      # (B*K, T_src, d_model): row b's beams together
-        src_keep = np.repeat(src_keep, K, axis=0)                       # (B*K, 1, T_src)
-        cache = KVCache() if use_cache else None
-        ids = np.full((B, K, 1), BOS, dtype=np.int64)                   # (B, K, 1)
+        prefix, decoder = start(model, ids, max_len, "beam_search", repeat=K)   # (B*K, t0): row b's beams together
+        B, V, t0 = len(ids), model.config.vocab_size, prefix.shape[1]
+        cache = model.new_cache() if use_cache else None
+        ids = prefix.reshape(B, K, t0)                                  # (B, K, t0)
         score = np.full((B, K), -np.inf)                                # (B, K) sum of log-probabilities
         score[:, 0] = 0.0                   # one live beam at first, so the K beams do not start identical
         finished = np.zeros((B, K), dtype=bool)                         # (B, K)
         # a finished hypothesis may only continue with PAD, at log-probability 0
         pad_only = np.where(np.arange(V) == PAD, 0.0, -np.inf)          # (V,)
         for _ in range(max_len):
-            logits = next_token_logits(model, ids.reshape(B * K, -1), memory, src_keep, cache)
+            logits = next_token_logits(decoder, ids.reshape(B * K, -1), cache)
             logp = F.log_softmax(logits.astype(np.float64)).data.reshape(B, K, V)   # (B, K, V)
             logp = np.where(finished[..., None], pad_only, logp)
             candidates = (score[..., None] + logp).reshape(B, K * V)   # (B, K*V) every one-token extension
@@ -162,7 +187,7 @@ def beam_search(model, src_ids, max_len, beam_width=4, length_penalty=0.6, use_c
                 cache.select((np.arange(B)[:, None] * K + beam).reshape(-1))   # (B*K,) the rows extended
             if finished.all():
                 break
-    length = (ids[..., 1:] != PAD).sum(axis=-1)                         # (B, K) tokens up to EOS
+    length = (ids[..., t0:] != PAD).sum(axis=-1)                        # (B, K) tokens up to EOS
     winner = length_normalised(score, length, length_penalty).argmax(axis=1)   # (B,)
-    chosen = ids[np.arange(B), winner, 1:]                              # (B, t) without BOS
+    chosen = ids[np.arange(B), winner, t0:]                             # (B, t) the new tokens
     return chosen[:, :max(1, length[np.arange(B), winner].max())]       # (B, <= max_len) no all-PAD tail

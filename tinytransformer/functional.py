@@ -5,7 +5,7 @@ Inside a `with Tape()` block each call is recorded, so backward can undo it.
 """
 from . import ops
 from .ops import causal_mask, padding_mask, sinusoidal_positions
-from .tensor import Tensor, apply
+from .tensor import Tensor, apply, apply_with_cache
 
 __all__ = ["linear", "relu", "gelu", "dropout", "softmax", "log_softmax", "layer_norm",
            "embedding", "mask", "attention", "split_heads", "merge_heads", "positional_encoding",
@@ -61,7 +61,9 @@ def attention(q, k, v, keep=None, scale=None):
     keep: boolean mask (True = may attend) broadcastable to (..., T_q, T_k); scale defaults to 1/sqrt(d_k).
     The attention probabilities are returned for inspection; gradients flow through out.
     """
-    return apply(ops.attention_forward, ops.attention_backward, q, k, v, keep, scale=scale)
+    out, cache = apply_with_cache(ops.attention_forward, ops.attention_backward, q, k, v, keep, scale=scale)
+    _, _, _, probs, _ = cache            # the op keeps the probabilities in its cache: (q, k, v, probs, scale)
+    return out, probs
 
 
 def split_heads(x, n_heads):

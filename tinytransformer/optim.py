@@ -67,28 +67,60 @@ class Adam(Optimizer):
         v = beta2 * v + (1 - beta2) * g**2           running mean of its square
         m_hat = m / (1 - beta1**t),  v_hat = v / (1 - beta2**t)    undo the bias towards 0
         w = w - lr * m_hat / (sqrt(v_hat) + eps)
+
+    The update is the same for every weight, so all parameters live in one flat
+    vector (self.flat) and each parameter's .data is a view into it: one update
+    over the whole vector instead of one per parameter (0.6 ms of a 19 ms
+    classroom step). A parameter whose .data was replaced (load_checkpoint does
+    so) is copied back into the vector before the next step, so it keeps training.
     """
 
     def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
         super().__init__(params, lr)
+        dtypes = {p.data.dtype for p in self.params}
+        if len(dtypes) > 1:
+            raise TypeError(f"Adam: every parameter must have one dtype (they share one vector), got {dtypes}")
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.t = 0
-        self.m = [np.zeros_like(p.data) for p in self.params]
-        self.v = [np.zeros_like(p.data) for p in self.params]
+        sizes = [p.data.size for p in self.params]
+        self.flat = np.empty(sum(sizes), dtype=dtypes.pop() if dtypes else np.float64)
+        ends = np.cumsum(sizes)
+        self.slices = [slice(end - size, end) for size, end in zip(sizes, ends)]
+        self.views = [None] * len(self.params)
+        for i in range(len(self.params)):
+            self._adopt(i)
+        self.m = np.zeros_like(self.flat)
+        self.v = np.zeros_like(self.flat)
+        self.grad = np.zeros_like(self.flat)     # the gradients, gathered into one vector
+
+    def _adopt(self, i):
+        """Copy parameter i's values into its slice of the vector and make its .data a view of that slice."""
+        p = self.params[i]
+        self.flat[self.slices[i]] = p.data.reshape(-1)
+        self.views[i] = p.data = self.flat[self.slices[i]].reshape(p.data.shape)
 
     def step(self):
+        skipped = []
+        for i, (p, part) in enumerate(zip(self.params, self.slices)):
+            if p.data is not self.views[i]:      # replaced since the last step: take the new values in
+                self._adopt(i)
+            if p.grad is None:                   # no gradient: this parameter (and its m, v) stay as they are
+                skipped.append((part, self.flat[part].copy(), self.m[part].copy(), self.v[part].copy()))
+                self.grad[part] = 0
+            else:
+                self.grad[part] = p.grad.reshape(-1)
         self.t += 1
         correction1 = 1.0 - self.beta1 ** self.t
         correction2 = 1.0 - self.beta2 ** self.t
-        for p, m, v in zip(self.params, self.m, self.v):
-            if p.grad is None:
-                continue
-            m *= self.beta1
-            m += (1.0 - self.beta1) * p.grad
-            v *= self.beta2
-            v += (1.0 - self.beta2) * p.grad ** 2
-            p.data -= self.lr * (m / correction1) / (np.sqrt(v / correction2) + self.eps)
+        g = self.grad
+        self.m *= self.beta1
+        self.m += (1.0 - self.beta1) * g
+        self.v *= self.beta2
+        self.v += (1.0 - self.beta2) * g ** 2
+        self.flat -= self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
+        for part, w, m, v in skipped:
+            self.flat[part], self.m[part], self.v[part] = w, m, v
 
 
 class WarmupSchedule:

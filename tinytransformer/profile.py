@@ -1,8 +1,9 @@
-"""Where does a training step spend its time? Ask the tape.
+"""Where does a training step spend its time? Ask a tape that times its ops.
 
-A Tape(profile=True) adds up the seconds of every op's forward and backward,
-by op name. What is left of a step's wall time is the optimiser and Python's
-own bookkeeping (building Tensors, walking the tape).
+ProfilingTape is a Tape that adds up the seconds of every op's forward and
+backward, by op name; the plain Tape carries no timers. What is left of a
+step's wall time is the optimiser and Python's own bookkeeping (building
+Tensors, walking the tape).
 """
 import time
 
@@ -11,12 +12,37 @@ from .data import PAD
 from .tensor import Tape
 
 
+class ProfilingTape(Tape):
+    """A Tape that also fills seconds[name] = {"forward": s, "backward": s, "calls": n}."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = {}
+
+    def _add(self, name, phase, seconds):
+        totals = self.seconds.setdefault(name, {"forward": 0.0, "backward": 0.0, "calls": 0})
+        totals[phase] += seconds
+        totals["calls"] += phase == "forward"
+
+    def run_forward(self, forward, arrays, options):
+        start = time.perf_counter()
+        result = super().run_forward(forward, arrays, options)
+        self._add(forward.__name__.removesuffix("_forward"), "forward", time.perf_counter() - start)
+        return result
+
+    def run_backward(self, record, dout):
+        start = time.perf_counter()
+        grads = super().run_backward(record, dout)
+        self._add(record.name, "backward", time.perf_counter() - start)
+        return grads
+
+
 def profile_steps(model, batch, optimizer, steps=20):
     """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step)."""
     totals = {}
     start = time.perf_counter()
     for _ in range(steps):
-        with Tape(profile=True) as tape:
+        with ProfilingTape() as tape:
             loss = F.cross_entropy(model(batch.src, batch.tgt_in), batch.tgt_out, ignore_index=PAD)
         tape.backward(loss)
         optimizer.step()

@@ -8,11 +8,10 @@ Inside a `with Tape()` block every op applied to a Tensor that requires a
 gradient is written down, in order, with the cache its backward needs.
 backward() walks that list once in reverse, hands each op the gradient of its
 output and adds (+=) what comes back into the .grad of its inputs. Outside a
-Tape nothing is recorded, so inference needs no special mode.
-
-The tape knows nothing about Transformers: it only chains op pairs from ops/.
+Tape nothing is recorded, so inference needs no special mode. The tape knows
+nothing about Transformers: it only chains op pairs from ops/.
 """
-import time
+from collections import namedtuple
 
 import numpy as np
 
@@ -30,15 +29,13 @@ class Tensor:
         self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
         if requires_grad and self.data.dtype.kind != "f":
             raise TypeError(f"Tensor: requires_grad needs floating-point data, got dtype {self.data.dtype}")
-        self.grad = None
-        self.requires_grad = requires_grad
-        self.name = name
+        self.grad, self.requires_grad, self.name = None, requires_grad, name
         self._tape = None     # the tape that recorded the op making this tensor
 
     shape = property(lambda self: self.data.shape)
     dtype = property(lambda self: self.data.dtype)
     ndim = property(lambda self: self.data.ndim)
-    T = property(lambda self: self.transpose())
+    T = property(lambda self: self.transpose(), doc="All axes reversed, as NumPy's ndarray.T (a matrix's transpose).")
 
     def __repr__(self):
         label = f", name={self.name!r}" if self.name else ""
@@ -68,13 +65,8 @@ class Tensor:
     def transpose(self, *axes): return apply(ops.transpose_forward, ops.transpose_backward, self, axes=(axes[0] if len(axes) == 1 else axes) or None)
 
 
-class Record:
-    """One line of the tape: which op ran, on what, and what its backward needs."""
-
-    __slots__ = ("name", "backward", "cache", "inputs", "output")
-
-    def __init__(self, name, backward, cache, inputs, output):
-        self.name, self.backward, self.cache, self.inputs, self.output = name, backward, cache, inputs, output
+class Record(namedtuple("Record", "name backward cache inputs output")):
+    """One line of the tape: which op ran (name, backward), on what (inputs, output), and what backward needs."""
 
     def __str__(self):
         shapes = " ".join(str(t.shape) if isinstance(t, Tensor) else "const" for t in self.inputs if t is not None)
@@ -82,55 +74,42 @@ class Record:
 
 
 def apply(forward, backward, *inputs, **options):
-    """Run forward on the arrays of inputs; record it if a tape is active and an input needs a grad.
+    """Run forward on the arrays of inputs; record it if a tape is active and an input needs a grad."""
+    return apply_with_cache(forward, backward, *inputs, **options)[0]
 
-    An op may return extra outputs after its first (attention returns its weights);
-    those come back as plain ndarrays and are not differentiated.
-    """
-    start = time.perf_counter()
+
+def apply_with_cache(forward, backward, *inputs, **options):
+    """apply, also returning the op's cache (F.attention reads the probabilities there)."""
     arrays = [t.data if isinstance(t, Tensor) else t for t in inputs]
-    out, cache = forward(*arrays, **options)
-    out, extras = (out[0], out[1:]) if isinstance(out, tuple) else (out, ())
+    if not (_active_tapes and any(isinstance(t, Tensor) and t.requires_grad for t in inputs)):
+        out, cache = forward(*arrays, **options)
+        return Tensor(out), cache
+    tape = _active_tapes[-1]
+    out, cache = tape.run_forward(forward, arrays, options)
     out = Tensor(out)
-    if _active_tapes and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
-        out.requires_grad, out._tape = True, _active_tapes[-1]
-        name = forward.__name__.removesuffix("_forward")
-        for tape in _active_tapes:   # an op inside nested blocks is inside each of them
-            tape.records.append(Record(name, backward, cache, inputs, out))
-            if tape.seconds is not None:
-                tape.add_seconds(name, "forward", time.perf_counter() - start)
-    return (out, *extras) if extras else out
+    out.requires_grad, out._tape = True, tape
+    record = Record(forward.__name__.removesuffix("_forward"), backward, cache, inputs, out)
+    for tape in _active_tapes:   # an op inside nested blocks is inside each of them
+        tape.records.append(record)
+    return out, cache
 
 
 class Tape:
     """Records ops inside `with Tape() as tape:`; `tape.backward(loss)` replays them in reverse.
 
-    Tape(profile=True) also adds up the seconds each kind of op spends:
-    tape.seconds[name] = {"forward": s, "backward": s, "calls": n}.
-    Blocks may nest; an op inside both is recorded in both. Replay one of them
-    per forward pass: the tensors are shared, so a second replay would start from
-    the .grad the first one left on them.
+    Blocks may nest (an op inside both is recorded in both); replay only one of them per
+    forward pass, or the second replay starts from the .grad the first one left.
     """
 
-    def __init__(self, profile=False):
-        self.records = []
-        self.released = False
-        self.seconds = {} if profile else None
-
-    def add_seconds(self, name, phase, seconds):
-        totals = self.seconds.setdefault(name, {"forward": 0.0, "backward": 0.0, "calls": 0})
-        totals[phase] += seconds
-        totals["calls"] += phase == "forward"
+    def __init__(self):
+        self.records, self.released = [], False
 
     def __enter__(self):
         _active_tapes.append(self)
         return self
 
-    def __exit__(self, *exc):
-        _active_tapes.remove(self)
-
-    def __len__(self):
-        return len(self.records)
+    def __exit__(self, *exc): _active_tapes.remove(self)
+    def __len__(self): return len(self.records)
 
     def __str__(self):
         if self.released:
@@ -140,11 +119,8 @@ class Tape:
         return "\n".join(lines)
 
     def backward(self, output, grad=None):
-        """Set d(output)/d(output) = grad (1 for a scalar), then replay the records in reverse.
-
-        Adds into the .grad of every tensor on the way, then frees the caches:
-        a tape can be replayed once.
-        """
+        """Seed output.grad with grad (1 for a scalar), replay the records in reverse, adding into
+        every input's .grad on the way, then free the caches: a tape is replayed once."""
         if self.released:
             raise RuntimeError("backward: this tape was already replayed and its caches freed; "
                                "run the forward pass again inside a new `with Tape()` block")
@@ -160,13 +136,14 @@ class Tape:
             dout = record.output.grad
             if dout is None:         # this op does not lead to the output
                 continue
-            start = time.perf_counter()
-            grads = record.backward(dout, record.cache)
-            if self.seconds is not None:
-                self.add_seconds(record.name, "backward", time.perf_counter() - start)
+            grads = self.run_backward(record, dout)
             for t, g in zip(record.inputs, grads):
                 if isinstance(t, Tensor) and t.requires_grad and g is not None:
                     # out of place: g may be shared with another tensor's .grad
                     t.grad = g if t.grad is None else t.grad + g
         self.records.clear()
         self.released = True
+
+    # Where the innermost tape runs an op's forward and its backward: profile.py's ProfilingTape times these.
+    def run_forward(self, forward, arrays, options): return forward(*arrays, **options)
+    def run_backward(self, record, dout): return record.backward(dout, record.cache)

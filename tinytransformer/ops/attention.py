@@ -2,13 +2,13 @@
 
 Masks are boolean and True means "may attend" (keep), as in PyTorch's
 scaled_dot_product_attention. Masking is by selection: a masked score becomes
--inf before the softmax, so its weight is exactly zero.
+-inf before the softmax, so its probability is exactly zero.
 """
 import math
 
 import numpy as np
 
-from .basic import matmul_transposed
+from . import fast_numpy as fast
 from .checks import check_float, check_ids, check_mask
 from .softmax import softmax_backward, softmax_forward
 
@@ -34,11 +34,22 @@ def padding_mask(ids, pad_id):
     return (ids != pad_id)[:, None, :]                       # (B, 1, T)
 
 
+def blocked_scores(keep, dtype):
+    """0 where keep is True, -inf where it is False, in keep's own (small, broadcastable) shape.
+
+    scores + blocked_scores(keep) is masking by selection: adding 0 leaves a score
+    exactly as it was, adding -inf gives exactly -inf (a finite score is assumed).
+    It is the same as np.where(keep, scores, -inf), built on the small mask
+    instead of the full scores: ~30x faster on the classroom model's scores.
+    """
+    return np.where(keep, 0.0, -np.inf).astype(dtype, copy=False)
+
+
 def mask_forward(scores, keep):
     """Set the scores where keep is False to -inf."""
     check_float("mask", scores=scores)
     check_mask("mask", keep, scores.shape)
-    return np.where(keep, scores, -np.inf), keep
+    return scores + blocked_scores(keep, scores.dtype), keep
 
 
 def mask_backward(dout, cache):
@@ -52,8 +63,9 @@ def attention_forward(q, k, v, keep=None, scale=None):
 
     q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v),
     keep broadcastable to (..., T_q, T_k); scale defaults to 1/sqrt(d_k).
-    Returns (out (..., T_q, d_v), weights (..., T_q, T_k)), cache.
-    A query whose every key is masked gets weights of zero and an output of zero.
+    Returns out (..., T_q, d_v), cache; the cache (q, k, v, probs, scale) holds the
+    attention probabilities probs (..., T_q, T_k), which F.attention also returns.
+    A query whose every key is masked gets probabilities of zero and an output of zero.
     """
     check_float("attention", q=q, k=k, v=v)
     if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
@@ -70,23 +82,26 @@ def attention_forward(q, k, v, keep=None, scale=None):
         check_mask("attention", keep, scores_shape)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    scores = matmul_transposed(q, k) * scale               # (..., T_q, T_k)
+    scores = fast.matmul_transposed(q, k) * scale          # (..., T_q, T_k): q @ k.T * scale
     if keep is not None:
-        scores = np.where(keep, scores, -np.inf)
-    weights, _ = softmax_forward(scores, axis=-1)          # (..., T_q, T_k); masked weights are 0
-    out = weights @ v                                      # (..., T_q, d_v)
-    return (out, weights), (q, k, v, weights, scale)
+        scores = scores + blocked_scores(keep, scores.dtype)   # -inf where not kept
+    probs, _ = softmax_forward(scores, axis=-1)            # (..., T_q, T_k); masked probs are 0
+    out = probs @ v                                        # (..., T_q, d_v)
+    return out, (q, k, v, probs, scale)
 
+
+# Backward, with A = probs and S = the scaled, masked scores:
+#   out = A @ v       ->  dv = A.T @ dout,   dA = dout @ v.T
+#   A = softmax(S)    ->  dS = A * (dA - sum_j dA_j A_j)   (row by row; masked A are 0, so is dS)
+#   S = q @ k.T * scale  ->  dq = dS @ k * scale,   dk = dS.T @ q * scale
+# (.T swaps the last two axes.) The mask selects, so it passes dS through unchanged.
 
 def attention_backward(dout, cache):
-    q, k, v, weights, scale = cache
-    # forward: out = W @ v  ->  dv = W.T @ dout, dW = dout @ v.T
-    dv = weights.swapaxes(-1, -2) @ dout                   # (..., T_k, d_v)
-    dweights = matmul_transposed(dout, v)                  # (..., T_q, T_k)
-    # forward: W = softmax(S)  ->  dS = W * (dW - sum_j dW_j W_j)   (masked W are 0, so is dS)
-    (dscores,) = softmax_backward(dweights, (weights, -1))
+    q, k, v, probs, scale = cache
+    dv = probs.swapaxes(-1, -2) @ dout                     # (..., T_k, d_v)
+    dprobs = fast.matmul_transposed(dout, v)               # (..., T_q, T_k): dout @ v.T
+    (dscores,) = softmax_backward(dprobs, (probs, -1))
     dscores = dscores * scale
-    # forward: S = q @ k.T * scale  ->  dq = dS @ k * scale, dk = dS.T @ q * scale
     dq = dscores @ k                                       # (..., T_q, d_k)
     dk = dscores.swapaxes(-1, -2) @ q                      # (..., T_k, d_k)
     return dq, dk, dv, None

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import fast_numpy as fast
 from .checks import check_float
 
 
@@ -26,36 +27,6 @@ def unbroadcast(grad, shape):
     stretched = tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
     grad = grad.sum(axis=tuple(range(extra)) + stretched, keepdims=True)
     return grad.reshape(shape)
-
-
-# Sums along a short axis, written as products with a vector of ones: the same
-# numbers (up to rounding order), but NumPy's own reduction pays a fixed cost
-# per row, while BLAS's matrix-vector product does not. For the classroom
-# model's rows of 11 or 64 numbers that is 3-4 times faster.
-
-def sum_last(x):
-    """x.sum(axis=-1, keepdims=True), as x @ ones."""
-    return (x @ np.ones(x.shape[-1], dtype=x.dtype))[..., None]          # (..., 1)
-
-
-def matmul_transposed(a, b):
-    """a @ b.T over the last two axes. NumPy's stacked matmul is about 3x slower when
-    its right operand is a transposed view, so the transpose is copied first."""
-    return a @ np.ascontiguousarray(b.swapaxes(-1, -2))
-
-
-def max_last(x):
-    """x.max(axis=-1, keepdims=True). The max has no BLAS form; instead the rows are
-    copied into columns, (N, T) -> (T, N), and reduced across them: T long
-    vectorised passes instead of N short ones (5x faster for rows of 11)."""
-    columns = np.ascontiguousarray(x.reshape(-1, x.shape[-1]).T)        # (T, N)
-    return columns.max(axis=0).reshape(*x.shape[:-1], 1)                 # (..., 1)
-
-
-def sum_leading(x):
-    """x.sum over every axis but the last, as ones @ x: (..., D) -> (D,)."""
-    rows = x.reshape(-1, x.shape[-1])                                    # (N, D)
-    return np.ones(rows.shape[0], dtype=x.dtype) @ rows                  # (D,)
 
 
 # In add, sub, mul and div an input may be a plain Python number: a constant,
@@ -129,7 +100,7 @@ def matmul_forward(a, b):
 def matmul_backward(dout, cache):
     a, b = cache
     # out = a @ b  ->  da = dout @ b.T, db = a.T @ dout (.T swaps the last two axes)
-    da = matmul_transposed(dout, b)
+    da = fast.matmul_transposed(dout, b)                   # dout @ b.T
     db = a.swapaxes(-1, -2) @ dout
     return unbroadcast(da, a.shape), unbroadcast(db, b.shape)
 

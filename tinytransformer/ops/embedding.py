@@ -17,16 +17,11 @@ def embedding_forward(ids, table):
 
 def embedding_backward(dout, cache):
     ids, table_shape = cache
-    # forward: out[n] = table[ids[n]]  ->  dtable[v] = sum of dout[n] over every n with ids[n] == v
-    # (a scatter-add: a token used twice gets both gradients). np.add.at does this but is
-    # slow; instead sort the positions by id and add up each run of equal ids at once.
-    flat_ids = ids.reshape(-1)                                  # (N,)
-    flat_dout = dout.reshape(flat_ids.size, -1)                 # (N, d_model)
-    order = np.argsort(flat_ids, kind="stable")
-    sorted_ids = flat_ids[order]
-    run_starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    dtable = np.zeros(table_shape, dtype=dout.dtype)
-    dtable[sorted_ids[run_starts]] = np.add.reduceat(flat_dout[order], run_starts, axis=0)
+    # forward: out[n] = table[ids[n]] = one_hot(ids)[n] @ table  ->  dtable = one_hot(ids).T @ dout
+    # (a token used twice gets the sum of both gradients)
+    flat_ids = ids.reshape(-1)                                                    # (N,)
+    one_hot = (flat_ids[:, None] == np.arange(table_shape[0])).astype(dout.dtype)  # (N, V)
+    dtable = one_hot.T @ dout.reshape(flat_ids.size, -1)                          # (V, d_model)
     return None, dtable
 
 

@@ -5,7 +5,7 @@ m changes nothing mathematically and keeps every exponent <= 0 (no overflow).
 """
 import numpy as np
 
-from .basic import max_last, sum_last
+from . import fast_numpy as fast
 from .checks import check_float
 
 
@@ -14,13 +14,13 @@ def _is_last(axis, x):
 
 
 def _sum(x, axis):
-    """x.sum(axis, keepdims=True); along the last axis with the faster sum_last."""
-    return sum_last(x) if _is_last(axis, x) else x.sum(axis=axis, keepdims=True)
+    """x.sum(axis, keepdims=True); along the last axis with fast.sum_last (the same sum)."""
+    return fast.sum_last(x) if _is_last(axis, x) else x.sum(axis=axis, keepdims=True)
 
 
 def _max(x, axis):
-    """x.max(axis, keepdims=True); along the last axis with the faster max_last."""
-    return max_last(x) if _is_last(axis, x) else x.max(axis=axis, keepdims=True)
+    """x.max(axis, keepdims=True); along the last axis with fast.max_last (the same max)."""
+    return fast.max_last(x) if _is_last(axis, x) else x.max(axis=axis, keepdims=True)
 
 
 def _row_max(x, axis):

@@ -1,0 +1,27 @@
+"""The layers of the Transformer, small to large, and the three models built from them.
+
+Shapes: B batch, T time (T_src for the source, T_tgt for the target),
+V vocabulary, h heads, d_k = d_model / h.
+
+    config.py       TransformerConfig: sizes and switches of every model
+    module.py       Module: parameters, sub-layers, train/eval mode
+    layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, Dropout, FeedForward
+    attention.py    MultiHeadAttention, and the KVCache that incremental decoding keeps for it
+    blocks.py       EncoderLayer, DecoderLayer: sublayers with residual + LayerNorm
+    model.py        Model: what the three share (embeddings in, output projection out)
+    transformer.py  Transformer: encoder-decoder, model(src_ids, tgt_in_ids)
+    gpt.py          GPT: decoder-only, causal, gpt(ids)
+    bert.py         BERT: encoder-only, bert(ids) and bert.classify(ids)
+"""
+from .attention import KeysValues, KVCache, LayerCache, MultiHeadAttention
+from .bert import BERT
+from .blocks import DecoderLayer, EncoderLayer, residual
+from .config import TransformerConfig
+from .gpt import GPT
+from .layers import (ACTIVATIONS, Dropout, Embedding, FeedForward, LayerNorm, LearnedPositions, Linear,
+                     SinusoidalPositions)
+from .model import Model
+from .module import Module, parameter
+from .transformer import Transformer
+
+MODELS = {cls.__name__: cls for cls in (Transformer, GPT, BERT)}   # by name, for checkpoints

@@ -1,0 +1,56 @@
+"""BERT: the encoder-only Transformer, with a masked-language-model output and a [CLS] classifier."""
+import numpy as np
+
+from .. import functional as F
+from .blocks import EncoderLayer
+from .layers import Linear
+from .model import Model
+
+
+class BERT(Model):
+    """An encoder-only Transformer: every position sees every other (non-PAD) one.
+
+        logits = bert(ids)              # (B, T) ints -> masked-LM logits (B, T, V)
+        logits = bert.classify(ids)     # (B, T) ints -> (B, n_classes), from position 0 ([CLS])
+
+    The masked-LM output is tied to the embedding matrix (tie_embeddings=True,
+    the default, as BERT does). PAD positions (config.pad_id) are masked out of
+    attention as keys, so padding a row never changes its real positions; a
+    row with no real token is an error. BERT is post-LN with learned
+    positions: TransformerConfig(positions="learned", activation="gelu").
+    The classification head is one Linear (d_model -> n_classes) on the final
+    hidden vector of position 0, built when config.n_classes is set.
+    """
+
+    def __init__(self, config, rng=None):
+        rng, dropout_rng = self.begin(config, rng)
+        c = config
+        self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
+        self.encoder_norm = self.final_norm()
+        self.end(rng)
+        self.classifier = None if c.n_classes is None else Linear(c.d_model, c.n_classes, rng, dtype=c.dtype)
+
+    def encode(self, ids):
+        """ids (B, T) -> hidden vectors (B, T, d_model)."""
+        self.check_ids(ids, "ids")
+        empty = np.flatnonzero((ids == self.config.pad_id).all(axis=1))
+        if len(empty):
+            raise ValueError(f"BERT: row {empty[0]} of ids has no real token (every position is "
+                             f"PAD = {self.config.pad_id}): there is nothing for its positions to attend to")
+        return self.encoder_stack(ids, "ids")[0]
+
+    def forward(self, ids):
+        return self.logits(self.encode(ids))                              # (B, T, V)
+
+    def classify(self, ids):
+        """ids (B, T), each row starting with [CLS] -> class logits (B, n_classes)."""
+        if self.classifier is None:
+            raise ValueError("BERT.classify: this model has no classification head; build it with "
+                             "TransformerConfig(n_classes=...)")
+        x = self.encode(ids)                                              # (B, T, d_model)
+        # position 0 of each row, as a product with the one-hot row e_0 (1, T): the tape's ops have no
+        # indexing, and the product's backward puts the gradient on position 0 only
+        first = np.zeros((1, ids.shape[1]), dtype=x.dtype)
+        first[0, 0] = 1.0
+        cls = F.reshape(F.matmul(first, x), (len(ids), -1))               # (B, 1, d_model) -> (B, d_model)
+        return self.classifier(cls)                                       # (B, n_classes)

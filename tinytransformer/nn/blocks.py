@@ -1,0 +1,66 @@
+"""The layers the stacks are made of: sublayers wrapped in residual + LayerNorm.
+
+    EncoderLayer   self-attention, feed-forward: the layer of the encoder, of BERT, and of GPT
+                   (GPT's layer is a decoder layer with nothing to cross-attend to, which is an
+                   encoder layer whose mask hides the future)
+    DecoderLayer   self-attention, attention to the encoder's output, feed-forward
+"""
+from .attention import MultiHeadAttention
+from .layers import Dropout, FeedForward, LayerNorm
+from .module import Module
+
+
+def residual(x, sublayer, norm, dropout, norm_first):
+    """Post-LN (the paper): norm(x + sublayer(x)); pre-LN: x + sublayer(norm(x))."""
+    if norm_first:
+        return x + dropout(sublayer(norm(x)))
+    return norm(x + dropout(sublayer(x)))
+
+
+class EncoderLayer(Module):
+    """Self-attention, then feed-forward; residual + LayerNorm around each."""
+
+    def __init__(self, config, rng, dropout_rng):
+        c = config
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype)
+        self.feed_forward = FeedForward(c.d_model, c.d_ff, rng, c.activation, c.dtype)
+        self.norm1, self.norm2 = LayerNorm(c.d_model, c.dtype), LayerNorm(c.d_model, c.dtype)
+        self.dropout = Dropout(c.dropout, dropout_rng)
+        self.norm_first = c.norm_first
+
+    def forward(self, x, keep, cache=None):
+        """x (B, T, d_model) -> (B, T, d_model); keep (B or 1, T or 1, T) says who may attend to whom.
+
+        cache: this layer's LayerCache when decoding incrementally (a causal keep only).
+        """
+        self_cache = None if cache is None else cache.self_attn
+        x = residual(x, lambda x: self.self_attn(x, x, keep, self_cache), self.norm1, self.dropout,
+                     self.norm_first)
+        return residual(x, self.feed_forward, self.norm2, self.dropout, self.norm_first)
+
+
+class DecoderLayer(Module):
+    """Masked self-attention, attention to the encoder's output, feed-forward;
+    residual + LayerNorm around each."""
+
+    def __init__(self, config, rng, dropout_rng):
+        c = config
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype)
+        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype)
+        self.feed_forward = FeedForward(c.d_model, c.d_ff, rng, c.activation, c.dtype)
+        self.norm1, self.norm2, self.norm3 = (LayerNorm(c.d_model, c.dtype) for _ in range(3))
+        self.dropout = Dropout(c.dropout, dropout_rng)
+        self.norm_first = c.norm_first
+
+    def forward(self, y, memory, tgt_keep, src_keep, cache=None):
+        """y (B, T_tgt, d_model) the target so far; memory (B, T_src, d_model) the encoder output.
+
+        With a LayerCache, y holds only the new positions; the keys and values of
+        earlier positions and of the memory come from the cache.
+        """
+        self_cache, cross_cache = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
+        y = residual(y, lambda y: self.self_attn(y, y, tgt_keep, self_cache), self.norm1, self.dropout,
+                     self.norm_first)
+        y = residual(y, lambda y: self.cross_attn(y, memory, src_keep, cross_cache), self.norm2, self.dropout,
+                     self.norm_first)
+        return residual(y, self.feed_forward, self.norm3, self.dropout, self.norm_first)

@@ -1,0 +1,60 @@
+"""TransformerConfig: the sizes and switches every model of the package is built from."""
+import dataclasses
+
+import numpy as np
+
+from .layers import ACTIVATIONS
+
+DTYPES = ("float32", "float64")
+POSITIONS = ("sinusoidal", "learned")
+
+
+@dataclasses.dataclass
+class TransformerConfig:
+    """Sizes and switches of a model: Transformer, GPT or BERT.
+
+    The size defaults are the classroom model's (d_model 64, 4 heads, 2 layers,
+    d_ff 128); dropout defaults to the paper's 0.1 and max_len to 64. The
+    classroom model itself is trained with max_len=11 and dropout=0.0 (train.py).
+    """
+    vocab_size: int
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2            # layers of each stack (the Transformer has two stacks)
+    d_ff: int = 128
+    max_len: int = 64            # most positions a sequence may have
+    dropout: float = 0.1         # the paper's P_drop
+    norm_first: bool = False     # False: post-LN, the paper; True: pre-LN, as GPT-2
+    tie_embeddings: bool = True  # the output projection reuses the embedding matrix
+    activation: str = "relu"     # of the feed-forward sublayer: "relu" or "gelu"
+    dtype: str = "float32"       # float64 for gradient checks
+    positions: str = "sinusoidal"   # "sinusoidal" (the paper) or "learned" (GPT, BERT): a (max_len, d_model) table
+    pad_id: int = 0              # the padding token: masked out of attention as a key
+    n_classes: int | None = None    # size of BERT's [CLS] classification head; None: no head
+
+    def __post_init__(self):
+        for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len"):
+            check_positive_integer(name, getattr(self, name))
+        if self.d_model % self.n_heads:
+            raise ValueError(f"TransformerConfig: d_model={self.d_model} is not divisible by "
+                             f"n_heads={self.n_heads}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"TransformerConfig: dropout must be in [0, 1), got {self.dropout}")
+        for name, allowed in (("activation", ACTIVATIONS), ("dtype", DTYPES), ("positions", POSITIONS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"TransformerConfig: {name} must be one of {list(allowed)}, "
+                                 f"got {getattr(self, name)!r}")
+        if not isinstance(self.pad_id, (int, np.integer)) or not 0 <= self.pad_id < self.vocab_size:
+            raise ValueError(f"TransformerConfig: pad_id must be a token id in [0, vocab_size="
+                             f"{self.vocab_size}), got {self.pad_id!r}")
+        if self.n_classes is not None:
+            check_positive_integer("n_classes", self.n_classes)
+
+    @property
+    def d_k(self):
+        return self.d_model // self.n_heads
+
+
+def check_positive_integer(name, value):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"TransformerConfig: {name} must be a positive integer, got {value!r}")

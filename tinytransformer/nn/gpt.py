@@ -1,0 +1,46 @@
+"""GPT: the decoder-only Transformer, a causal language model."""
+from .. import functional as F
+from .attention import KVCache
+from .blocks import EncoderLayer
+from .model import Model
+
+
+class GPT(Model):
+    """A decoder-only Transformer: position t predicts token t + 1 from tokens 0..t.
+
+        logits = gpt(ids)        # (B, T) ints -> (B, T, V)
+
+    Its stack is the Transformer's decoder without cross-attention (there is
+    no encoder to attend to), which leaves self-attention and feed-forward:
+    the encoder's layer, with a causal mask. GPT-2 is pre-LN with learned
+    positions: TransformerConfig(norm_first=True, positions="learned",
+    activation="gelu"); post-LN and sinusoidal positions work too. PAD is not
+    masked: the mask is causal only, so trailing PAD never changes the
+    positions before it (leave their targets out of the loss).
+    """
+
+    def __init__(self, config, rng=None):
+        rng, dropout_rng = self.begin(config, rng)
+        self.decoder = [EncoderLayer(config, rng, dropout_rng) for _ in range(config.n_layers)]
+        self.decoder_norm = self.final_norm()
+        self.end(rng)
+
+    def decode(self, ids, cache=None):
+        """ids (B, T) -> logits (B, T, V).
+
+        With a KVCache (see new_cache), ids are only the positions after the
+        cache.length already decoded, and the cache grows by them.
+        """
+        start = 0 if cache is None else cache.length
+        x = self.embed_ids(ids, "ids", start)                             # (B, T, d_model)
+        keep = F.causal_mask(ids.shape[1], start)                         # (T, start + T)
+        for i, layer in enumerate(self.decoder):
+            x = layer(x, keep, None if cache is None else cache.layers[i])
+        return self.logits(x if self.decoder_norm is None else self.decoder_norm(x))
+
+    def new_cache(self):
+        """An empty KVCache for incremental decoding: one per batch of sequences decoded together."""
+        return KVCache(self.config.n_layers, cross_attention=False)
+
+    def forward(self, ids):
+        return self.decode(ids)

@@ -1,0 +1,95 @@
+"""The building blocks: Linear, Embedding, the two kinds of positions, LayerNorm, Dropout, FeedForward.
+
+Shapes: B batch, T time, V vocabulary.
+"""
+import math
+
+import numpy as np
+
+from .. import functional as F
+from .module import Module, parameter
+
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class Linear(Module):
+    """y = x @ W + b, W (d_in, d_out) Xavier-uniform, b zeros."""
+
+    def __init__(self, d_in, d_out, rng, bias=True, dtype="float32"):
+        limit = math.sqrt(6.0 / (d_in + d_out))
+        self.W = parameter(rng.uniform(-limit, limit, (d_in, d_out)).astype(dtype), "W")
+        self.b = parameter(np.zeros(d_out, dtype=dtype), "b") if bias else None
+
+    def forward(self, x):
+        return F.linear(x, self.W, self.b)
+
+
+class Embedding(Module):
+    """Token ids (B, T) -> vectors (B, T, d_model), multiplied by sqrt(d_model) as in the paper."""
+
+    def __init__(self, vocab_size, d_model, rng, dtype="float32"):
+        # entries N(0, 1/d_model): after the sqrt(d_model) scale they are N(0, 1)
+        self.table = parameter((rng.standard_normal((vocab_size, d_model)) / math.sqrt(d_model)).astype(dtype),
+                               "table")
+        self.scale = math.sqrt(d_model)
+
+    def forward(self, ids):
+        return F.embedding(ids, self.table) * self.scale
+
+
+class SinusoidalPositions(Module):
+    """x (B, T, d_model) plus the paper's fixed sin/cos table, rows offset .. offset + T - 1. No parameters."""
+
+    def forward(self, x, offset=0):
+        return F.positional_encoding(x, offset)
+
+
+class LearnedPositions(Module):
+    """x (B, T, d_model) plus a learned vector per position, as GPT and BERT have.
+
+    A learned position is an embedding: row t of a (max_len, d_model) table,
+    looked up by the position ids offset .. offset + T - 1 with the same op as
+    the tokens, so it gets its gradient the same way.
+    """
+
+    def __init__(self, max_len, d_model, rng, dtype="float32"):
+        # entries N(0, 1): the size of the scaled token embeddings (the sinusoidal entries lie in [-1, 1])
+        self.table = parameter(rng.standard_normal((max_len, d_model)).astype(dtype), "table")
+
+    def forward(self, x, offset=0):
+        position_ids = np.arange(offset, offset + x.shape[-2])                # (T,)
+        return F.add(x, F.embedding(position_ids, self.table))               # (B, T, d_model) + (T, d_model)
+
+
+class LayerNorm(Module):
+    def __init__(self, d_model, dtype="float32", eps=1e-5):
+        self.gamma = parameter(np.ones(d_model, dtype=dtype), "gamma")
+        self.beta = parameter(np.zeros(d_model, dtype=dtype), "beta")
+        self.eps = eps
+
+    def forward(self, x):
+        return F.layer_norm(x, self.gamma, self.beta, self.eps)
+
+
+class Dropout(Module):
+    """Inverted dropout with its own Generator; the identity in eval mode or when p = 0."""
+
+    def __init__(self, p, rng):
+        self.p, self.rng = p, rng
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return F.dropout(x, self.p, self.rng)
+
+
+class FeedForward(Module):
+    """Position-wise: W_2 act(x @ W_1 + b_1) + b_2, from d_model to d_ff and back."""
+
+    def __init__(self, d_model, d_ff, rng, activation="relu", dtype="float32"):
+        self.linear1 = Linear(d_model, d_ff, rng, dtype=dtype)
+        self.linear2 = Linear(d_ff, d_model, rng, dtype=dtype)
+        self.activation = activation
+
+    def forward(self, x):
+        return self.linear2(ACTIVATIONS[self.activation](self.linear1(x)))   # (B, T, d_model)

@@ -1,0 +1,77 @@
+"""Model: what the Transformer, GPT and BERT share, from the token ids in to the logits out.
+
+    ids -> token embedding * sqrt(d_model) + positions -> dropout -> (the model's stacks) -> logits
+
+The logits come from the output projection, which with tie_embeddings is the
+embedding matrix itself: logits = y @ E.T.
+"""
+import numpy as np
+
+from .. import functional as F
+from ..ops.checks import check_ids
+from .attention import MultiHeadAttention
+from .config import TransformerConfig
+from .layers import Dropout, Embedding, LayerNorm, LearnedPositions, Linear, SinusoidalPositions
+from .module import Module
+
+
+class Model(Module):
+    """The base of the three models; a subclass builds its stacks between begin() and end()."""
+
+    def begin(self, config, rng):
+        """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks."""
+        name = type(self).__name__
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"{name}: config must be a TransformerConfig, got {type(config).__name__}")
+        rng = np.random.default_rng(rng)
+        c = self.config = config
+        dropout_rng = np.random.default_rng(rng.integers(2 ** 63))   # its own stream, from the same seed
+        self.embed = Embedding(c.vocab_size, c.d_model, rng, c.dtype)
+        if c.positions == "learned":
+            self.positions = LearnedPositions(c.max_len, c.d_model, rng, c.dtype)
+        else:
+            self.positions = SinusoidalPositions()
+        self.dropout = Dropout(c.dropout, dropout_rng)
+        return rng, dropout_rng
+
+    def final_norm(self):
+        """Pre-LN leaves the residual stream unnormalised: a stack's output is normalised once (None for post-LN)."""
+        return LayerNorm(self.config.d_model, self.config.dtype) if self.config.norm_first else None
+
+    def end(self, rng):
+        """The output projection: the embedding matrix when tied, else its own Linear."""
+        c = self.config
+        self.output = None if c.tie_embeddings else Linear(c.d_model, c.vocab_size, rng, dtype=c.dtype)
+
+    def check_ids(self, ids, name, offset=0):
+        model = type(self).__name__
+        check_ids(model, ids, self.config.vocab_size, what=f"{name} token id")
+        if ids.ndim != 2:
+            raise ValueError(f"{model}: {name} ids must be (B, T), got shape {ids.shape}")
+        if offset + ids.shape[1] > self.config.max_len:
+            raise ValueError(f"{model}: {name} has {offset + ids.shape[1]} positions but max_len is "
+                             f"{self.config.max_len}")
+
+    def embed_ids(self, ids, name, offset=0):
+        """ids (B, T), checked, whose first position is number offset -> (B, T, d_model)."""
+        self.check_ids(ids, name, offset)
+        return self.dropout(self.positions(self.embed(ids), offset))       # (B, T, d_model)
+
+    def encoder_stack(self, ids, name):
+        """ids (B, T) through self.encoder, each position attending to every non-PAD one
+        -> x (B, T, d_model), keep (B, 1, T)."""
+        x = self.embed_ids(ids, name)
+        keep = F.padding_mask(ids, self.config.pad_id)                      # (B, 1, T)
+        for layer in self.encoder:
+            x = layer(x, keep)
+        return (x if self.encoder_norm is None else self.encoder_norm(x)), keep
+
+    def logits(self, y):
+        """y (B, T, d_model) -> (B, T, V)."""
+        if self.output is None:
+            return F.linear(y, F.transpose(self.embed.table))               # W = E.T
+        return self.output(y)
+
+    def attention_probs(self):
+        """The attention probabilities of the last forward pass: {"encoder.0.self_attn": (B, h, T_q, T_k), ...}."""
+        return {name: m.probs for name, m in self.named_modules() if isinstance(m, MultiHeadAttention)}
