@@ -26,6 +26,7 @@ myst_enable_extensions = ["dollarmath", "amsmath"]
 # a notebook jumping from # to ### renders fine: not worth failing the book's test over
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 
+smartquotes = False                          # shapes stay (..., T, d_k), quotes stay as in the code
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 

@@ -29,9 +29,6 @@ DOCS = Path(__file__).resolve().parent.parent
 ROOT = DOCS.parent
 PACKAGE = ROOT / "tinytransformer"
 GENERATED = ("notebooks", "code", "api")      # folders of docs/ that the build writes
-# Reading order of the annotated source; files not named here follow alphabetically.
-READING_ORDER = ["__init__", "tensor", "ops", "functional", "gradcheck", "op_checks", "nn",
-                 "optim", "data", "decode", "train", "checkpoint"]
 DEFAULT_ALIASES = {"tt": "tinytransformer", "F": "tinytransformer.functional"}
 MATHJAX_FILES = ["tex-mml-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions",
                  "ui", "a11y", "adaptors", "sre"]
@@ -47,10 +44,33 @@ def module_name(path):
     return ".".join(parts)
 
 
+_LISTED_FILE = re.compile(r"^\s+(\w+)(?:\.py|/)\s", re.MULTILINE)
+
+
+def _listed_order(text):
+    """The file stems a map of files lists, in order: lines like "  tensor.py   Tensor and Tape"."""
+    return list(dict.fromkeys(_LISTED_FILE.findall(text)))
+
+
 def _reading_key(path):
-    first = path.relative_to(PACKAGE).with_suffix("").parts[0]
-    rank = READING_ORDER.index(first) if first in READING_ORDER else len(READING_ORDER)
-    return rank, path.relative_to(PACKAGE).parts
+    """Reading order: a package's __init__ first, then its files in the order its map lists
+    them (the README's "What is inside" for the package, a sub-package's own docstring
+    for that sub-package), then the files no map lists, alphabetically."""
+    key = []
+    folder = PACKAGE
+    for part in path.relative_to(PACKAGE).parts:
+        stem = part.removesuffix(".py")
+        if folder == PACKAGE:
+            readme = (ROOT / "README.md").read_text()
+            listed = _listed_order(readme.partition("## What is inside")[2])
+        elif (folder / "__init__.py").is_file():
+            listed = _listed_order(ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or "")
+        else:
+            listed = []
+        rank = -1 if stem == "__init__" else listed.index(stem) if stem in listed else len(listed)
+        key.append((rank, stem))
+        folder = folder / part
+    return key
 
 
 def package_files():
@@ -405,6 +425,18 @@ def linkcode_resolve(domain, info):
     return "../" + docname + ".html" + (f"#{anchor}" if anchor else "")
 
 
+def remove_stale_pages(app, exception):
+    """Sphinx leaves the page of a removed source in the output: a renamed notebook or a
+    moved file would stay on the site under its old name. Remove those pages."""
+    if exception or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    for folder in GENERATED:
+        for page in (outdir / folder).rglob("*.html"):
+            if page.relative_to(outdir).with_suffix("").as_posix() not in app.env.all_docs:
+                page.unlink()
+
+
 # ---- the math renderer, copied into the site -----------------------------------------
 
 def copy_mathjax(app, exception):
@@ -431,6 +463,7 @@ def setup(app):
     app.connect("doctree-resolved", link_notebook_code)
     app.add_post_transform(NotebookSourcePaths)
     app.connect("build-finished", copy_mathjax)
+    app.connect("build-finished", remove_stale_pages)
     app.add_directive("annotated-source", AnnotatedSource)
     app.add_directive("readme-command", ReadmeCommand)
     app.add_directive("package-map", PackageMap)
