@@ -36,7 +36,9 @@ mathjax3_config = {"options": {"menuOptions": {"settings": {"assistiveMml": Fals
 html_theme = "furo"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
+html_favicon = "_static/favicon.svg"         # without one, every browser asks for /favicon.ico: a 404
 html_copy_source = False
+html_show_search_summary = False             # a summary fetches each result page: refused from file://
 html_show_sourcelink = False
 
 exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints"]

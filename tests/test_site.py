@@ -3,7 +3,8 @@
 Every page must load without a console error, fetch nothing from outside the
 site, show every image, render its math, and link only to pages and anchors that
 exist. Skipped when the docs tools (pip install -e ".[docs]") or Debian's
-chromium are missing. The site is served from 127.0.0.1, as a static host would.
+chromium are missing. Every page is opened twice: served from 127.0.0.1, as a
+static host would, and straight from the files, as a reader who built it would.
 """
 import functools
 import http.server
@@ -197,11 +198,12 @@ def site(tmp_path_factory):
     return out / "html", result.stderr
 
 
-@pytest.fixture(scope="module")
-def visited(site, serve, browser):
+@pytest.fixture(scope="module", params=["served", "from files"])
+def visited(request, site, serve, browser):
+    """Every page, once from a static server on 127.0.0.1 and once opened as files (no server)."""
     folder, _ = site
     pages = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html"))
-    base = serve(folder)
+    base = serve(folder) if request.param == "served" else folder.as_uri() + "/"
     facts, problems = visit_site(browser, base, pages)
     return folder, base, facts, problems
 
@@ -287,12 +289,16 @@ def test_worked_example_numbers_on_notebook_01(visited):
 def test_search_finds_a_function_offline(visited, browser):
     _, base, _, _ = visited
     page = browser.new_page()
+    errors = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     page.goto(base + "search.html?q=layer_norm_backward", wait_until="load")
     page.wait_for_selector("#search-results li", timeout=20_000)
+    page.wait_for_load_state("networkidle")
     results = page.eval_on_selector_all("#search-results li a", "links => links.map(a => a.href)")
     page.close()
     # the API entry or the annotated page of the file that defines it, wherever that is
     assert any(re.search(r"/(api|code)/[\w./]*layernorm[\w./]*\.html", link) for link in results), results
+    assert errors == []
 
 
 @pytest.mark.site
