@@ -67,6 +67,17 @@ def test_annotate_anchors_methods_by_qualified_name():
     assert sections[1].code[0] == "    @staticmethod"
 
 
+def test_prose_keeps_a_derivation_one_step_a_line():
+    pytest.importorskip("docutils")
+    from prose import prose_nodes, rst_safe_docstring
+    text = "Backward, with A = probs:\n  out = A @ v  ->  dv = A.T @ dout\n  A = softmax(S)\n(.T swaps axes.) Uses `x * y`."
+    kinds = [type(node).__name__ for node in prose_nodes(text)]
+    assert kinds == ["paragraph", "literal_block", "paragraph"]
+    assert prose_nodes(text)[1].astext() == "out = A @ v  ->  dv = A.T @ dout\nA = softmax(S)"
+    # the API reference shows the same text through reStructuredText: * and _ stay literal
+    assert rst_safe_docstring(["y_i = x_i * 2"]) == ["y\\_i = x\\_i \\* 2", ""]
+
+
 # ---- serving the site and visiting every page ------------------------------------------
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
