@@ -229,7 +229,7 @@ class ReadmeCommand(SphinxDirective):
     def run(self):
         self.env.note_dependency(str(ROOT / "README.md"))
         command = readme_command(self.arguments[0])
-        return [nodes.literal_block(command, command, language="bash")]
+        return [nodes.literal_block(command, command, language="bash", classes=["readme-command"])]
 
 
 def _first_line(path):
