@@ -5,7 +5,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]   # this tree's package; the book's extension
 
-from book import linkcode_resolve  # noqa: E402  (needs the path above)
+from links import linkcode_resolve  # noqa: E402  (needs the path above)
 
 project = "tinytransformer"
 author = "the tinytransformer authors"
