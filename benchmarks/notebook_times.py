@@ -1,31 +1,52 @@
 """Seconds each notebook takes, run top to bottom as a student would (budget: 60 s each).
 
-Executes every notebooks/NN_*.ipynb with nbclient in a fresh kernel (nothing is
-written back) and prints the time of each. Run from the repository root:
+Executes every notebooks/NN_*.ipynb (or those whose names start with the
+given prefixes) with nbclient in a fresh kernel, writes nothing back, and
+prints a Markdown table: wall-clock seconds of each notebook and the load
+average of the machine beside it (the machine may be shared: a load above the
+number of cores means the times include waiting). Run from the repository root:
 
-    python benchmarks/notebook_times.py
+    python benchmarks/notebook_times.py            # every notebook
+    python benchmarks/notebook_times.py 07 09      # some of them
+
+The kernels get OPENBLAS_NUM_THREADS=1 unless it is already set: the
+notebooks' printed numbers are those of one BLAS thread.
 """
+import os
 import pathlib
+import sys
 import time
 
 import nbclient
 import nbformat
 
 BUDGET = 60      # seconds per notebook on a 2-core machine without a GPU
-NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOK_DIR = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
 
 
-def main():
-    print(f"{'notebook':<44}{'seconds':>8}")
-    for path in NOTEBOOKS:
-        nb = nbformat.read(path, as_version=4)
-        client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                                         resources={"metadata": {"path": str(path.parent)}})
-        start = time.perf_counter()
-        client.execute()
-        seconds = time.perf_counter() - start
-        print(f"{path.name:<44}{seconds:>8.1f}{'' if seconds <= BUDGET else '  over budget'}", flush=True)
+def notebook_seconds(path):
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    return time.perf_counter() - start
+
+
+def main(prefixes):
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")          # inherited by the kernels
+    paths = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+    chosen = [p for p in paths if not prefixes or any(p.name.startswith(x) for x in prefixes)]
+    if not chosen:
+        raise SystemExit(f"notebook_times: no notebook in {NOTEBOOK_DIR} starts with {prefixes}")
+    print(f"{os.cpu_count()} cores, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}\n")
+    print("| notebook | seconds | load average (1 min) |")
+    print("|---|---:|---:|")
+    for path in chosen:
+        seconds = notebook_seconds(path)
+        over = " (over the budget)" if seconds > BUDGET else ""
+        print(f"| `{path.name}` | {seconds:.1f}{over} | {os.getloadavg()[0]:.1f} |", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

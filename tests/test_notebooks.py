@@ -2,14 +2,18 @@
 
 Every notebooks/NN_*.ipynb is checked twice:
 - as committed: every code cell was executed, in order 1..n, without an error,
-  so a notebook edited but not re-run is caught (fast, no kernel);
+  so a notebook edited but not re-run is caught (fast, no kernel); it has its
+  exercises, one check cell per exercise and one collapsed solution per check;
 - executed afresh with nbclient (marked `notebook`; deselect with -m "not notebook"):
   no cell may raise, each exercise's check reports "not done yet" on the stub,
   and each solution cell's check reports "correct".
-The worked example of notebook 01 is checked number by number: the library
-computes the numbers its prose states, and the notebook shows them.
+The numbers that define a lesson are computed here with the library and must
+appear in the committed notebook's outputs: notebook 01's worked example and
+the variance of q.k, 07's parameter count of the base model, 09's equal ids
+with and without the key/value cache, 10's crossover.
 """
 import copy
+import re
 from pathlib import Path
 
 import numpy as np
@@ -70,8 +74,27 @@ def tagged(nb, tag):
 
 def test_notebooks_exist():
     names = ids(NOTEBOOKS)
-    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_"):
+    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_"):
         assert any(n.startswith(prefix) for n in names), f"no notebook {prefix}*.ipynb in {NOTEBOOK_DIR}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_notebook_has_exercises_checks_and_solutions(path):
+    nb = read(path)
+    exercises, checks, solutions = (tagged(nb, tag) for tag in ("exercise", "check", "solution"))
+    assert exercises, f"{path.name}: no cell tagged 'exercise'"
+    assert len(checks) == len(exercises), (
+        f"{path.name}: {len(exercises)} exercise cells but {len(checks)} check cells; each exercise needs its check")
+    assert len(solutions) == len(checks), (
+        f"{path.name}: {len(checks)} check cells but {len(solutions)} solution cells; each check needs a solution")
+    for cell in exercises + checks + solutions:
+        assert cell.cell_type == "code", f"{path.name}: a tagged cell is {cell.cell_type}, not code"
+    for cell in solutions:
+        assert cell.metadata.get("jupyter", {}).get("source_hidden"), f"{path.name}: a solution cell is not collapsed"
+    order = [i for i, c in enumerate(nb.cells) if set(c.metadata.get("tags", [])) & {"exercise", "check", "solution"}]
+    first_solution = min(nb.cells.index(c) for c in solutions)
+    assert all(nb.cells.index(c) < first_solution for c in exercises + checks), (
+        f"{path.name}: the solutions must come after every exercise and check (cells {order})")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
@@ -110,8 +133,8 @@ def test_worked_example_numbers_from_the_library():
     assert np.array_equal(scores_1, SCORES_1)
     softmax_1, _ = tt.ops.softmax_forward(scores_1)
     assert np.array_equal(softmax_1.round(4), SOFTMAX_1)
-    out, weights = F.attention(Q, K, V, scale=1.0)                  # the unscaled example
-    assert np.array_equal(weights[0].round(4), SOFTMAX_1)
+    out, probs = F.attention(Q, K, V, scale=1.0)                    # the unscaled example
+    assert np.array_equal(probs[0].round(4), SOFTMAX_1)
     assert np.array_equal(out.data[0].round(4), OUTPUT_1)
     # the common write-up rounds the softmax to [0, 0.5, 0.5] (off by 0.0634 at most), which gives [2, 7, 1.5]
     assert np.abs(softmax_1 - WRITE_UP_SOFTMAX_1).max().round(4) == 0.0634
@@ -139,14 +162,98 @@ def check_worked_example_text(nb):
         assert printed(values) in outputs, f"notebook 01 does not print {printed(values)}"
 
 
-def worked_example_notebook():
-    matches = [p for p in NOTEBOOKS if p.name.startswith("01_")]
-    assert matches, "notebook 01 is missing"
+def notebook(prefix):
+    matches = [p for p in NOTEBOOKS if p.name.startswith(prefix)]
+    assert matches, f"notebook {prefix}* is missing"
     return matches[0]
+
+
+def worked_example_notebook():
+    return notebook("01_")
+
+
+def all_outputs(nb):
+    return "\n".join(output_text(c) for c in code_cells(nb))
 
 
 def test_worked_example_numbers_in_the_committed_notebook():
     check_worked_example_text(read(worked_example_notebook()))
+
+
+# ---------------------------------------------------------------------------
+# The numbers that define the other lessons, computed here, shown by the notebooks.
+
+def variance_rows():
+    """Notebook 01's check of Var(q.k) = d_k: the same draws, the same printed rows."""
+    var_rng = np.random.default_rng(7)
+    rows = []
+    for d in (4, 16, 64, 256):
+        q, k = var_rng.standard_normal((20000, d)), var_rng.standard_normal((20000, d))
+        dots = (q * k).sum(axis=-1)
+        assert abs(dots.var() / d - 1) < 0.05 and abs((dots / np.sqrt(d)).var() - 1) < 0.05
+        rows.append(f"{d:>5} {dots.var():>10.2f} {dots.var() / d:>15.3f} {(dots / np.sqrt(d)).var():>21.3f}")
+    return rows
+
+
+def test_variance_of_the_scores_in_notebook_01():
+    outputs = all_outputs(read(notebook("01_")))
+    for row in variance_rows():
+        assert row in outputs, f"notebook 01 does not print the variance row {row!r}"
+
+
+def base_model_count():
+    config = tt.TransformerConfig(vocab_size=37000, d_model=512, n_heads=8, n_layers=6, d_ff=2048, max_len=256)
+    return sum(p.data.size for p in tt.nn.Transformer(config, rng=0).parameters())
+
+
+def test_base_model_count_in_notebook_07():
+    count = base_model_count()                       # about 250 MB of float32 for a moment
+    assert abs(count - 65e6) / 65e6 < 0.05, f"the base model has {count:,} parameters, not about the paper's 65M"
+    outputs = all_outputs(read(notebook("07_")))
+    assert f"parameters of the base model: {count:,} ({count / 1e6:.1f}M); the paper: 65M" in outputs
+
+
+def test_cache_equals_no_cache_in_notebook_09():
+    config = tt.TransformerConfig(vocab_size=12, d_model=16, n_heads=2, n_layers=2, d_ff=32, max_len=10)
+    model = tt.nn.Transformer(config, rng=0)
+    src = np.random.default_rng(1).integers(3, 12, size=(6, 7))
+    for decode in (lambda c: tt.decode.greedy(model, src, 9, use_cache=c),
+                   lambda c: tt.decode.sample(model, src, 9, rng=0, top_k=3, use_cache=c),
+                   lambda c: tt.decode.beam_search(model, src, 9, use_cache=c)):
+        assert np.array_equal(decode(True), decode(False))
+    outputs = all_outputs(read(notebook("09_")))
+    for name in ("greedy", "sample, T = 1, top-k 2", "beam 4, penalty 0.6"):
+        assert f"{name:<24} with cache == without cache, all 500 rows: True" in outputs
+
+
+def timing_table(outputs):
+    """{(d, n): (attention ms, recurrent ms)} from notebook 10's printed table."""
+    table = {}
+    for line in outputs.splitlines():
+        fields = line.split()
+        if len(fields) == 5 and fields[4] in ("attention", "recurrent") and fields[0].isdigit():
+            table[int(fields[0]), int(fields[1])] = float(fields[2]), float(fields[3])
+    return table
+
+
+def test_crossover_in_notebook_10():
+    outputs = all_outputs(read(notebook("10_")))
+    widths, lengths = (64, 256, 1024), (16, 32, 64, 128, 256, 512, 1024, 2048)
+    for d in widths:                               # by arithmetic: 2 n^2 d = 2 n d^2 exactly at n = d
+        assert [n for n in lengths if 2 * n * n * d == 2 * n * d * d] == [d]
+        assert f"d = {d:>4}: multiply-adds equal at n = [{d}]" in outputs
+    table = timing_table(outputs)
+    assert set(table) == {(d, n) for d in widths for n in lengths}, "notebook 10 does not print its timing table"
+    for d in widths:                               # the printed crossover is where the printed times cross
+        log_ratio = np.log([table[d, n][0] / table[d, n][1] for n in lengths])
+        i = next(i for i in range(len(lengths) - 1) if log_ratio[i] < 0 <= log_ratio[i + 1])
+        n_star = np.exp(np.log(lengths[i]) + -log_ratio[i] / (log_ratio[i + 1] - log_ratio[i]) * np.log(2))
+        assert lengths[i] <= n_star <= lengths[i + 1]
+        printed = re.search(rf"d = {d:>4}: attention becomes slower than the recurrent layer at n = (\d+)", outputs)
+        assert printed, f"notebook 10 does not print the crossover for d = {d}"
+        # the table is rounded to 0.01 ms: allow the interpolation a few percent
+        assert abs(int(printed.group(1)) - n_star) <= 0.05 * n_star + 1
+        assert d / 8 <= n_star <= 8 * d, f"d = {d}: the measured crossover {n_star:.0f} is nowhere near n = d"
 
 
 # ---------------------------------------------------------------------------
