@@ -16,19 +16,19 @@ import argparse
 import os
 import statistics
 
+from tinytransformer.mlm import classifier_from
+from tinytransformer.tasks import DEFAULTS, make_task
+from tinytransformer.train import EVAL_SEED_OFFSET, train
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--pretrain-steps", type=int, default=1500)
-    parser.add_argument("--fine-tune-steps", type=int, default=300)
-    parser.add_argument("--labelled", type=int, default=256, help="labelled training sequences")
-    parser.add_argument("--eval-every", type=int, default=50)
+    parser.add_argument("--pretrain-steps", type=int, default=DEFAULTS["mlm"]["steps"])
+    parser.add_argument("--fine-tune-steps", type=int, default=DEFAULTS["classify"]["steps"])
+    parser.add_argument("--labelled", type=int, default=DEFAULTS["classify"]["labelled"], help="labelled training sequences")
+    parser.add_argument("--eval-every", type=int, default=DEFAULTS["classify"]["eval_every"])
     args = parser.parse_args(argv)
-
-    from tinytransformer.mlm import classifier_from
-    from tinytransformer.tasks import DEFAULTS, make_task
-    from tinytransformer.train import EVAL_SEED_OFFSET, train
 
     d = DEFAULTS["classify"]
     sizes = dict(d_model=d["d_model"], n_heads=d["heads"], n_layers=d["layers"], d_ff=d["d_ff"], dropout=0.0)

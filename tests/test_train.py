@@ -79,8 +79,9 @@ def test_same_seed_same_losses_bit_for_bit_other_seed_differs():
 
 @pytest.mark.parametrize("name", json.loads(REFERENCE.read_text()))
 def test_copy_and_reverse_give_the_losses_recorded_before_the_loop_served_every_task(name):
-    # recorded with the loop before tasks.py (train.py of e53f26d) running the models of models@36536dc:
-    # re-record (the same way) when a change to the models moves their rounding, never for a loop change
+    # recorded with the loop before tasks.py (train.py of e53f26d) running this branch's ops and models
+    # (main f8df3da merged): re-record it the same way when an op or model change moves the rounding,
+    # never for a change of the loop
     run = json.loads(REFERENCE.read_text())[name]
     result = train(tiny_config(**run["config"]), run["task"], progress=False, **run["options"])
     assert [loss.hex() for loss in result.losses] == run["losses"]        # bit for bit

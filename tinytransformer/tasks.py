@@ -33,9 +33,9 @@ DEFAULTS = {
     "copy": dict(CLASSROOM, steps=3000, seq_len=10, vocab=10),
     "reverse": dict(CLASSROOM, steps=3000, seq_len=10, vocab=10),
     "addition": dict(CLASSROOM, steps=3000, digits=2),
-    "text": dict(CLASSROOM, steps=1500, seq_len=64, eval_every=250, target_accuracy=None),
-    "mlm": dict(CLASSROOM, steps=1500, seq_len=6, vocab=8, eval_every=250, target_accuracy=None),
-    "classify": dict(CLASSROOM, steps=1500, seq_len=6, vocab=8, labelled=256, eval_every=100),
+    "text": dict(CLASSROOM, steps=300, seq_len=32, batch_size=32, target_accuracy=None),   # see README
+    "mlm": dict(CLASSROOM, steps=600, seq_len=6, vocab=8, target_accuracy=None),
+    "classify": dict(CLASSROOM, steps=300, seq_len=6, vocab=8, labelled=256, eval_every=50),
 }
 
 
