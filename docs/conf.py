@@ -5,7 +5,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]   # this tree's package; the book's extension
 
-from book import linkcode_resolve  # noqa: E402  (needs the path above)
+from links import linkcode_resolve  # noqa: E402  (needs the path above)
 
 project = "tinytransformer"
 author = "the tinytransformer authors"
@@ -23,8 +23,10 @@ extensions = [
 nb_execution_mode = "off"                    # never execute: render the committed outputs
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
-suppress_warnings = ["mystnb.unknown_mime_type"]
+# a notebook jumping from # to ### renders fine: not worth failing the book's test over
+suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 
+smartquotes = False                          # shapes stay (..., T, d_k), quotes stay as in the code
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 
@@ -34,7 +36,9 @@ mathjax3_config = {"options": {"menuOptions": {"settings": {"assistiveMml": Fals
 html_theme = "furo"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
+html_favicon = "_static/favicon.svg"         # without one, every browser asks for /favicon.ico: a 404
 html_copy_source = False
+html_show_search_summary = False             # a summary fetches each result page: refused from file://
 html_show_sourcelink = False
 
 exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints"]

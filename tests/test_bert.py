@@ -6,7 +6,7 @@ import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import BERT
 from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
-                         assert_gradients_along_random_directions, tiny_config)
+                         assert_gradients_along_random_directions, tiny_config, training_losses)
 
 # [CLS]-like first token 1; the second row ends in two PAD (0); masked-LM targets PAD (ignored) where not chosen
 IDS = np.array([[1, 3, 6, 5, 4, 6], [1, 6, 5, 3, 0, 0]])       # (2, 6)
@@ -113,3 +113,12 @@ def test_bad_input_gives_clear_errors():
         tiny_config(n_classes=0)
     with pytest.raises(ValueError, match=r"pad_id must be a token id in \[0, vocab_size=7\)"):
         tiny_config(pad_id=7)
+
+
+def test_same_seed_same_losses_with_dropout():
+    def make(seed):
+        return BERT(config(dropout=0.2), rng=seed)
+    first = training_losses(make, classification_loss, seed=3)
+    assert training_losses(make, classification_loss, seed=3) == first
+    assert training_losses(make, classification_loss, seed=4) != first
+    assert first[-1] < first[0]                                     # the steps do train

@@ -1,4 +1,4 @@
-"""The toy tasks (copy, reverse), their batches, and the worked 3-input example."""
+"""The toy tasks (copy, reverse), their batches, BERT's corruption rule, and the worked 3-input example."""
 import numpy as np
 import pytest
 
@@ -84,8 +84,65 @@ def test_worked_example_gives_the_hand_computed_attention_outputs():
     Q, K, V = (data.WORKED_X @ W for W in (data.WORKED_W_Q, data.WORKED_W_K, data.WORKED_W_V))
     np.testing.assert_array_equal(Q[0], [1, 0, 2])
     np.testing.assert_array_equal(K @ Q[0], [2, 4, 4])            # scores of input 1
-    out, weights = tt.functional.attention(Q, K, V, scale=1.0)
-    np.testing.assert_allclose(weights[0], [0.0634, 0.4683, 0.4683], atol=1e-4)
+    out, probs = tt.functional.attention(Q, K, V, scale=1.0)
+    np.testing.assert_allclose(probs[0], [0.0634, 0.4683, 0.4683], atol=1e-4)
     np.testing.assert_allclose(out.data, [[1.9366, 6.6831, 1.5951],
-                                          [1.9999, 7.9640, 0.0540],
+                                          [2.0000, 7.9640, 0.0540],   # 1.999994 rounds to 2.0000
                                           [1.9997, 7.7599, 0.3584]], atol=1e-4)
+
+
+def test_bert_special_tokens_come_after_pad_bos_eos():
+    assert (data.CLS, data.MASK, data.MLM_N_SPECIAL) == (3, 4, 5)
+
+
+def binomial_bounds(n, p, z=5.0):
+    """n * p +- z binomial standard deviations: a seeded draw outside it is a wrong rule, not bad luck."""
+    sd = np.sqrt(n * p * (1 - p))
+    return n * p - z * sd, n * p + z * sd
+
+
+def test_mask_tokens_follows_berts_80_10_10_rule_in_frequency():
+    V, n_symbols = 25, 20                                       # symbols 5..24
+    rng = np.random.default_rng(0)
+    ids = rng.integers(data.MLM_N_SPECIAL, V, size=(400, 50))   # (400, 50)
+    ids[:, 0] = data.CLS
+    ids[:, 40:] = PAD                                           # trailing padding is never chosen
+    corrupted, targets = data.mask_tokens(ids, rng=1, p=0.15, vocab_size=V)
+    chosen = targets != PAD
+    n_real, n_chosen = (ids >= data.MLM_N_SPECIAL).sum(), chosen.sum()
+    low, high = binomial_bounds(n_real, 0.15)
+    assert low < n_chosen < high
+    np.testing.assert_array_equal(targets[chosen], ids[chosen])            # the original token
+    assert not chosen[:, 0].any() and not chosen[:, 40:].any()             # never [CLS], never PAD
+    np.testing.assert_array_equal(corrupted[~chosen], ids[~chosen])        # the rest untouched
+
+    became = corrupted[chosen]
+    masked = became == data.MASK
+    kept = became == ids[chosen]
+    # a random replacement draws any of the n_symbols symbols, the original included
+    for count, rate in [(masked.sum(), 0.8), (kept.sum(), 0.1 + 0.1 / n_symbols),
+                        ((~masked & ~kept).sum(), 0.1 * (1 - 1 / n_symbols))]:
+        low, high = binomial_bounds(n_chosen, rate)
+        assert low < count < high, (count, rate, n_chosen)
+    replaced = became[~masked & ~kept]
+    assert replaced.min() >= data.MLM_N_SPECIAL and replaced.max() < V   # a symbol, never a special token
+    counts = np.bincount(replaced - data.MLM_N_SPECIAL, minlength=n_symbols)
+    low, high = binomial_bounds(len(replaced), 1 / n_symbols)
+    assert (low < counts).all() and (counts < high).all()                  # uniform over the symbols
+
+
+def test_mask_tokens_is_seeded_and_checks_its_input():
+    ids = np.arange(5, 25).reshape(2, 10)
+    first = data.mask_tokens(ids, rng=3, vocab_size=25)
+    again = data.mask_tokens(ids, rng=np.random.default_rng(3), vocab_size=25)
+    for x, y in zip(first, again):
+        np.testing.assert_array_equal(x, y)
+    nothing, none_chosen = data.mask_tokens(ids, rng=3, p=0.0, vocab_size=25)
+    np.testing.assert_array_equal(nothing, ids)
+    assert (none_chosen == PAD).all()
+    with pytest.raises(ValueError, match=r"mask_tokens: ids must lie in 0..24 \(vocab_size\), got 6..25"):
+        data.mask_tokens(ids + 1, rng=0, vocab_size=25)
+    with pytest.raises(ValueError, match="mask_tokens: ids must be a 2-d integer array"):
+        data.mask_tokens(ids.astype(float), rng=0, vocab_size=25)
+    with pytest.raises(ValueError, match="mask_tokens: need 0 <= p <= 1"):
+        data.mask_tokens(ids, rng=0, p=1.5, vocab_size=25)

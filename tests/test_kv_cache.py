@@ -1,4 +1,6 @@
 """Incremental decoding with a key/value cache gives what the full decoder gives."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -91,3 +93,33 @@ def test_positional_encoding_offset_adds_the_later_rows():
     x = np.zeros((1, 2, 6))
     out = F.positional_encoding(x, offset=3).data
     np.testing.assert_allclose(out[0], tt.sinusoidal_positions(5, 6)[3:], rtol=0, atol=0)
+
+
+def test_a_cache_of_another_model_is_refused():
+    model = tiny_model(norm_first=False)
+    gpt = tt.nn.GPT(model.config, rng=0)
+    src, tgt_in = source_and_target(np.random.default_rng(5))
+    memory, src_keep = model.encode(src)
+    with pytest.raises(ValueError, match="Transformer: the cache does not fit this model"):
+        model.decode(tgt_in[:, :1], memory, src_keep, gpt.new_cache())
+    with pytest.raises(ValueError, match="GPT: the cache does not fit this model"):
+        gpt.decode(tgt_in[:, :1], model.new_cache())
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("chunks", [[(t, t + 1) for t in range(9)], [(0, 4), (4, 5), (5, 9)]],
+                         ids=["one at a time", "chunks"])
+def test_gpt_in_pieces_equals_gpt_on_the_whole_sequence(norm_first, chunks):
+    config = dataclasses.replace(tiny_model(norm_first).config, positions="learned")
+    gpt = tt.nn.GPT(config, rng=3)
+    _, ids = source_and_target(np.random.default_rng(6))
+    full = gpt(ids).data                                                    # (B, 9, V)
+    cache = gpt.new_cache()
+    pieces = [gpt.decode(ids[:, a:b], cache).data for a, b in chunks]
+    np.testing.assert_allclose(np.concatenate(pieces, axis=1), full, rtol=0, atol=1e-12)
+    assert cache.length == 9
+    for layer in cache.layers:
+        layer.self_attn.v = F.Tensor(np.zeros_like(layer.self_attn.v.data))   # a cache that forgot its values
+    right = gpt(np.concatenate([ids, ids[:, :1]], axis=1)).data[:, -1]       # position 9 with its true history
+    wrong = gpt.decode(ids[:, :1], cache).data[:, 0]
+    assert np.abs(wrong - right).max() > 1e-3                               # the equality above is not automatic

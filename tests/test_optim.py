@@ -5,9 +5,7 @@ import pytest
 import tinytransformer as tt
 from tinytransformer.optim import SGD, Adam, WarmupSchedule, clip_grad_norm
 
-
-def param(values):
-    return tt.Tensor(np.array(values, dtype=np.float64), requires_grad=True)
+from conftest import param
 
 
 def test_sgd_step_is_w_minus_lr_times_grad():

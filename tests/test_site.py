@@ -3,7 +3,8 @@
 Every page must load without a console error, fetch nothing from outside the
 site, show every image, render its math, and link only to pages and anchors that
 exist. Skipped when the docs tools (pip install -e ".[docs]") or Debian's
-chromium are missing. The site is served from 127.0.0.1, as a static host would.
+chromium are missing. Every page is opened twice: served from 127.0.0.1, as a
+static host would, and straight from the files, as a reader who built it would.
 """
 import functools
 import http.server
@@ -64,6 +65,17 @@ def test_annotate_anchors_methods_by_qualified_name():
     _, sections = annotate("class A:\n    @staticmethod\n    def g():\n        return 1\n")
     assert [s.anchor for s in sections] == ["A", "A.g"]
     assert sections[1].code[0] == "    @staticmethod"
+
+
+def test_prose_keeps_a_derivation_one_step_a_line():
+    pytest.importorskip("docutils")
+    from prose import prose_nodes, rst_safe_docstring
+    text = "Backward, with A = probs:\n  out = A @ v  ->  dv = A.T @ dout\n  A = softmax(S)\n(.T swaps axes.) Uses `x * y`."
+    kinds = [type(node).__name__ for node in prose_nodes(text)]
+    assert kinds == ["paragraph", "literal_block", "paragraph"]
+    assert prose_nodes(text)[1].astext() == "out = A @ v  ->  dv = A.T @ dout\nA = softmax(S)"
+    # the API reference shows the same text through reStructuredText: * and _ stay literal
+    assert rst_safe_docstring(["y_i = x_i * 2"]) == ["y\\_i = x\\_i \\* 2", ""]
 
 
 # ---- serving the site and visiting every page ------------------------------------------
@@ -197,11 +209,12 @@ def site(tmp_path_factory):
     return out / "html", result.stderr
 
 
-@pytest.fixture(scope="module")
-def visited(site, serve, browser):
+@pytest.fixture(scope="module", params=["served", "from files"])
+def visited(request, site, serve, browser):
+    """Every page, once from a static server on 127.0.0.1 and once opened as files (no server)."""
     folder, _ = site
     pages = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html"))
-    base = serve(folder)
+    base = serve(folder) if request.param == "served" else folder.as_uri() + "/"
     facts, problems = visit_site(browser, base, pages)
     return folder, base, facts, problems
 
@@ -284,10 +297,27 @@ def test_worked_example_numbers_on_notebook_01(visited):
 
 @pytest.mark.site
 @needs_browser
+def test_search_finds_a_function_offline(visited, browser):
+    _, base, _, _ = visited
+    page = browser.new_page()
+    errors = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.goto(base + "search.html?q=layer_norm_backward", wait_until="load")
+    page.wait_for_selector("#search-results li", timeout=20_000)
+    page.wait_for_load_state("networkidle")
+    results = page.eval_on_selector_all("#search-results li a", "links => links.map(a => a.href)")
+    page.close()
+    # the API entry or the annotated page of the file that defines it, wherever that is
+    assert any(re.search(r"/(api|code)/[\w./]*layernorm[\w./]*\.html", link) for link in results), results
+    assert errors == []
+
+
+@pytest.mark.site
+@needs_browser
 def test_notebook_inline_code_links_to_the_annotated_source(visited):
     _, base, facts, _ = visited
     links = facts["notebooks/04_multi_head_attention_and_masks.html"]["links"]
-    assert base + "code/functional.html#attention" in links
-    # nn may be one file or a package: the class's own file, wherever it is
-    assert any(re.fullmatch(re.escape(base) + r"code/nn(/\w+)?\.html#MultiHeadAttention", link)
-               for link in links)
+    # functional and nn may each be one file or a package: the definition's own file
+    for module, name in [("functional", "attention"), ("nn", "MultiHeadAttention")]:
+        pattern = re.escape(base) + rf"code/{module}(/\w+)?\.html#{name}"
+        assert any(re.fullmatch(pattern, link) for link in links), (module, name)

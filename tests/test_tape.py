@@ -5,11 +5,9 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.gradcheck_every_op import CHECKS
+from tinytransformer.profile import ProfilingTape
 
-
-def param(data, dtype=np.float64):
-    """A Tensor that collects a gradient."""
-    return tt.Tensor(np.asarray(data, dtype=dtype), requires_grad=True)
+from conftest import param
 
 
 def test_a_tensor_used_twice_gets_both_gradients(rng):
@@ -187,3 +185,30 @@ def test_nested_tapes_each_record_every_op_inside_their_block(rng):
     b.backward(np.ones(3))                          # the inner tape alone stops at a
     np.testing.assert_allclose(a.grad, np.full(3, 3.0), rtol=1e-12)
     assert x.grad is None
+
+
+def test_T_reverses_every_axis_as_numpy_does(rng):
+    x = param(rng.standard_normal((2, 3, 4)))
+    with tt.Tape():
+        y = x.T
+    assert y.shape == (4, 3, 2)
+    np.testing.assert_array_equal(y.data, x.data.T)
+    y.backward(np.ones((4, 3, 2)))
+    np.testing.assert_array_equal(x.grad, np.ones((2, 3, 4)))
+
+
+def test_the_plain_tape_has_no_timers_and_the_profiling_tape_times_every_op(rng):
+    x, W = param(rng.standard_normal((4, 3))), param(rng.standard_normal((3, 5)))
+    assert not hasattr(tt.Tape(), "seconds")
+    with ProfilingTape() as tape:
+        loss = F.relu(F.linear(x, W)).sum()
+    tape.backward(loss)
+    assert set(tape.seconds) == {"linear", "relu", "sum"}
+    for name, totals in tape.seconds.items():
+        assert totals["calls"] == 1 and totals["forward"] > 0 and totals["backward"] > 0, name
+    with tt.Tape() as plain:                       # the same gradients as the plain tape's
+        again = F.relu(F.linear(x, W)).sum()
+    first_grad = W.grad.copy()
+    W.grad = None
+    plain.backward(again)
+    np.testing.assert_array_equal(W.grad, first_grad)

@@ -60,3 +60,18 @@ def assert_a_wrong_gradient_is_caught(model, loss_of, name):
     grads[name] = grads[name] * 1.01
     analytic, numeric = directional_check(model, loss_of, grads, np.random.default_rng(1))
     assert analytic != pytest.approx(numeric, rel=1e-6, abs=1e-8)
+
+
+def training_losses(make_model, loss_of, seed, steps=3):
+    """The losses of a few Adam steps of make_model(seed), dropout on: what 'same seed, same run' compares."""
+    model = make_model(seed)
+    optimizer = tt.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(steps):
+        model.zero_grad()
+        with tt.Tape() as tape:
+            loss = loss_of(model)
+        tape.backward(loss)
+        optimizer.step()
+        losses.append(float(loss.data))
+    return losses

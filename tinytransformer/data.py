@@ -10,6 +10,11 @@ One example of the copy task with seq_len=4:
 
 The reverse task is the same with the symbols reversed in tgt_in and tgt_out.
 With variable lengths, shorter examples are padded with PAD at the end.
+
+BERT's vocabulary adds two special tokens after the three, so that no number
+above changes: [CLS]=3 (the summary position a classifier reads) and
+[MASK]=4 (what masked-language-model corruption writes), then that
+vocabulary's symbols from 5. mask_tokens corrupts a batch by BERT's rule.
 """
 from typing import NamedTuple
 
@@ -18,12 +23,21 @@ import numpy as np
 PAD, BOS, EOS = 0, 1, 2
 N_SPECIAL = 3
 TASKS = ("copy", "reverse")
+CLS, MASK = 3, 4                 # BERT's vocabulary only: its symbols start after them
+MLM_N_SPECIAL = 5
 
 
 class Batch(NamedTuple):
     src: np.ndarray      # (B, seq_len)      int64
     tgt_in: np.ndarray   # (B, seq_len + 1)  int64, starts with BOS
     tgt_out: np.ndarray  # (B, seq_len + 1)  int64, ends with EOS (then PAD)
+
+
+class LMBatch(NamedTuple):
+    """A batch for a decoder-only (GPT) or encoder-only (BERT) model: targets[:, t] is what position t
+    must predict (for GPT the token after ids[:, :t + 1]); PAD = not counted by the loss."""
+    ids: np.ndarray       # (B, T) int64, what the model reads
+    targets: np.ndarray   # (B, T) int64
 
 
 def vocab_size(n_symbols):
@@ -74,6 +88,44 @@ def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False)
     tgt_out[:, :T] = target
     tgt_out[np.arange(B), lengths] = EOS
     return Batch(src.astype(np.int64), tgt_in, tgt_out)
+
+
+def mask_tokens(ids, rng, p=0.15, *, vocab_size, mask_id=MASK, n_special=MLM_N_SPECIAL,
+                mask_share=0.8, random_share=0.1):
+    """BERT's corruption for masked-language-model pretraining: ids (B, T) -> (corrupted_ids, targets).
+
+    Each symbol position (id >= n_special: never PAD, [CLS] or another special
+    token) is chosen independently with probability p. A chosen position
+    becomes mask_id with probability mask_share (0.8), a symbol drawn
+    uniformly from n_special..vocab_size-1 with probability random_share (0.1;
+    it may draw the original), and otherwise stays as it is (0.1). targets
+    (B, T) holds the original id at chosen positions and PAD elsewhere, so
+    that cross_entropy(..., ignore_index=PAD) counts only the chosen ones.
+    Why not always [MASK]: the model never sees [MASK] when it is fine-tuned,
+    so it must also learn to represent (and check) the real tokens it reads.
+    rng: an np.random.Generator or a seed.
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"mask_tokens: ids must be a 2-d integer array (B, T), got {ids.dtype} {ids.shape}")
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise ValueError(f"mask_tokens: ids must lie in 0..{vocab_size - 1} (vocab_size), "
+                         f"got {ids.min()}..{ids.max()}")
+    if not (0 <= p <= 1 and 0 <= mask_share and 0 <= random_share and mask_share + random_share <= 1):
+        raise ValueError(f"mask_tokens: need 0 <= p <= 1 and mask_share + random_share <= 1 (both >= 0), "
+                         f"got p={p}, mask_share={mask_share}, random_share={random_share}")
+    if not 0 <= mask_id < n_special < vocab_size:
+        raise ValueError(f"mask_tokens: need 0 <= mask_id < n_special < vocab_size, "
+                         f"got {mask_id}, {n_special}, {vocab_size}")
+    rng = np.random.default_rng(rng)
+    chosen = (ids >= n_special) & (rng.random(ids.shape) < p)                 # (B, T)
+    fate = rng.random(ids.shape)                                              # (B, T) one draw decides what happens
+    to_mask = chosen & (fate < mask_share)
+    to_random = chosen & (fate >= mask_share) & (fate < mask_share + random_share)
+    random_symbols = rng.integers(n_special, vocab_size, size=ids.shape)      # (B, T)
+    corrupted = np.where(to_mask, mask_id, np.where(to_random, random_symbols, ids))
+    targets = np.where(chosen, ids, PAD)
+    return corrupted.astype(np.int64), targets.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------

@@ -70,8 +70,8 @@ class Adam(Optimizer):
 
     The update is the same for every weight, so all parameters live in one flat
     vector (self.flat) and each parameter's .data is a view into it: one update
-    over the whole vector instead of one per parameter (0.6 ms of a 19 ms
-    classroom step). A parameter whose .data was replaced (load_checkpoint does
+    over the whole vector instead of one per parameter (about 2-4% of a
+    classroom step, benchmarks/ab_speedups.py). A parameter whose .data was replaced (load_checkpoint does
     so) is copied back into the vector before the next step, so it keeps training.
     """
 

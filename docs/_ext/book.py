@@ -4,16 +4,13 @@ Before Sphinx reads anything it writes, from whatever files exist then:
   notebooks/NN_*.ipynb       copies of the committed notebooks (rendered, never executed)
   code/<path>.rst            one annotated-source page per file of tinytransformer/
   api/<module>.rst           one API page per module (autodoc)
-so no page can drift from the code. It also supplies the directives the start
-page uses (the README's commands, the package map) and, once a notebook is
-resolved, links its inline code (`F.attention`, `tt.nn.MultiHeadAttention`) to
-the annotated source of what it names.
+so no page can drift from the code. It also supplies the directives of the
+annotated-source pages and of the start page (the README's commands, the package
+map), bundles MathJax into the site and connects links.py (links into the
+annotated source) and files.py (which file is which page).
 """
 import ast
 import filecmp
-import importlib
-import json
-import re
 import shutil
 from pathlib import Path
 
@@ -22,52 +19,13 @@ from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from annotate import annotate
+from files import DOCS, PACKAGE, ROOT, api_docname, code_docname, module_name, notebook_files, package_files
+from links import NotebookSourcePaths, link_notebook_code, notebooks_depend_on_the_package
 from prose import prose_nodes, rst_safe_docstring
 
-DOCS = Path(__file__).resolve().parent.parent
-ROOT = DOCS.parent
-PACKAGE = ROOT / "tinytransformer"
 GENERATED = ("notebooks", "code", "api")      # folders of docs/ that the build writes
-# Reading order of the annotated source; files not named here follow alphabetically.
-READING_ORDER = ["__init__", "tensor", "ops", "functional", "gradcheck", "op_checks", "nn",
-                 "optim", "data", "decode", "train", "checkpoint"]
-DEFAULT_ALIASES = {"tt": "tinytransformer", "F": "tinytransformer.functional"}
 MATHJAX_FILES = ["tex-mml-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions",
                  "ui", "a11y", "adaptors", "sre"]
-
-
-# ---- which files become which pages -------------------------------------------------
-
-def module_name(path):
-    """tinytransformer/ops/softmax.py -> tinytransformer.ops.softmax (packages without __init__)."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _reading_key(path):
-    first = path.relative_to(PACKAGE).with_suffix("").parts[0]
-    rank = READING_ORDER.index(first) if first in READING_ORDER else len(READING_ORDER)
-    return rank, path.relative_to(PACKAGE).parts
-
-
-def package_files():
-    """Every .py file of the package, in reading order (a package's __init__ first)."""
-    files = [p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts]
-    return sorted(files, key=_reading_key)
-
-
-def code_docname(path):
-    return "code/" + path.relative_to(PACKAGE).with_suffix("").as_posix()
-
-
-def api_docname(path):
-    return "api/" + module_name(path)
-
-
-def notebook_files():
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 # ---- writing the generated sources ---------------------------------------------------
@@ -182,8 +140,10 @@ def _api_link(fromdoc, api_doc, module, qualname, builder):
     return nodes.paragraph("", "", ref, classes=["annotated-name"])
 
 
-def _unlink_missing_api_entries(app, doctree):
+def _unlink_missing_api_entries(app, doctree, docname):
     """A private helper has no API entry: show its name without a link."""
+    if not docname.startswith("code/"):
+        return
     entries = app.env.domaindata.get("py", {}).get("objects", {})
     for ref in list(doctree.findall(nodes.reference)):
         if ref.get("book_api_entry") and ref["book_api_entry"] not in entries:
@@ -208,7 +168,7 @@ class ReadmeCommand(SphinxDirective):
     def run(self):
         self.env.note_dependency(str(ROOT / "README.md"))
         command = readme_command(self.arguments[0])
-        return [nodes.literal_block(command, command, language="bash")]
+        return [nodes.literal_block(command, command, language="bash", classes=["readme-command"])]
 
 
 def _first_line(path):
@@ -257,125 +217,16 @@ def _inline(text):
     return list(paragraph.children)
 
 
-# ---- links from a notebook's inline code to the annotated source ---------------------
-
-def _notebook_aliases(path):
-    """{name: dotted path} for the tinytransformer imports of a notebook's code cells."""
-    aliases = dict(DEFAULT_ALIASES)
-    for cell in json.loads(path.read_text())["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"])
-        source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for name in node.names:
-                    if name.name.startswith("tinytransformer"):
-                        aliases[name.asname or name.name] = name.name
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tinytransformer"):
-                for name in node.names:
-                    aliases[name.asname or name.name] = f"{node.module}.{name.name}"
-    return aliases
-
-
-def _top_level_names():
-    """{name: module.name} for the package's top-level defs and classes whose name is unique."""
-    seen = {}
-    for path in package_files():
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
-                seen.setdefault(node.name, []).append(f"{module_name(path)}.{node.name}")
-    return {name: paths[0] for name, paths in seen.items() if len(paths) == 1}
-
-
-def _lookup(dotted):
-    """The object a dotted path names, importing the longest module prefix; None if none."""
-    parts = dotted.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for attribute in parts[split:]:
-            obj = getattr(obj, attribute, None)
-        return obj
-    return None
-
-
-def _target(obj):
-    """(annotated docname, anchor or None) for a module, function or class of the package."""
-    if isinstance(obj, type(importlib)):
-        module, qualname = obj, None
-    elif callable(obj) and hasattr(obj, "__qualname__") and hasattr(obj, "__module__"):
-        module, qualname = importlib.import_module(obj.__module__), obj.__qualname__
-    else:
-        return None
-    source = getattr(module, "__file__", None)
-    if not source or not Path(source).resolve().is_relative_to(PACKAGE):
-        return None
-    return code_docname(Path(source).resolve()), qualname
-
-
-def resolve_inline_code(text, aliases, unique_names):
-    """The (docname, anchor) an inline-code span of a notebook names, or None.
-
-    `F.attention(q, k, v)` -> functional.attention; `tt.nn.MultiHeadAttention`;
-    a name the notebook imported (`greedy`); a unique top-level name (`layer_norm_backward`).
-    """
-    name = re.split(r"[\s(\[=]", text.strip(), maxsplit=1)[0]
-    if not re.fullmatch(r"[A-Za-z]\w*(\.\w+)*", name):
-        return None
-    head, _, rest = name.partition(".")
-    candidates = []
-    if head in aliases:
-        candidates.append(aliases[head] + ("." + rest if rest else ""))
-    if rest:
-        candidates.append("tinytransformer." + name)
-    elif name in unique_names:
-        candidates.append(unique_names[name])
-    for dotted in candidates:
-        target = _target(_lookup(dotted))
-        if target:
-            return target
-    return None
-
-
-def link_notebook_code(app, doctree, docname):
-    if docname.startswith("code/"):
-        _unlink_missing_api_entries(app, doctree)
-    if not docname.startswith("notebooks/") and docname != "index":
+def remove_stale_pages(app, exception):
+    """Sphinx leaves the page of a removed source in the output: a renamed notebook or a
+    moved file would stay on the site under its old name. Remove those pages."""
+    if exception or app.builder.format != "html":
         return
-    source = Path(app.env.doc2path(docname))
-    aliases = _notebook_aliases(source) if source.suffix == ".ipynb" else DEFAULT_ALIASES
-    unique_names = _top_level_names()
-    for literal in list(doctree.findall(nodes.literal)):
-        if isinstance(literal.parent, (nodes.reference, nodes.literal_block)):
-            continue
-        target = resolve_inline_code(literal.astext(), aliases, unique_names)
-        if not target:
-            continue
-        target_doc, anchor = target
-        uri = app.builder.get_relative_uri(docname, target_doc) + (f"#{anchor}" if anchor else "")
-        reference = nodes.reference("", "", internal=True, refuri=uri, classes=["book-xref"])
-        literal.replace_self(reference)
-        reference += literal
-
-
-# ---- linkcode: API entries link to their annotated source ----------------------------
-
-def linkcode_resolve(domain, info):
-    """Used as conf.linkcode_resolve: the [source] link of an API entry, relative to api/."""
-    if domain != "py" or not info.get("module"):
-        return None
-    target = _target(_lookup(f"{info['module']}.{info['fullname']}"))
-    if not target:
-        return None
-    docname, anchor = target
-    return "../" + docname + ".html" + (f"#{anchor}" if anchor else "")
+    outdir = Path(app.outdir)
+    for folder in GENERATED:
+        for page in (outdir / folder).rglob("*.html"):
+            if page.relative_to(outdir).with_suffix("").as_posix() not in app.env.all_docs:
+                page.unlink()
 
 
 # ---- the math renderer, copied into the site -----------------------------------------
@@ -400,8 +251,12 @@ def _docstring_as_prose(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("builder-inited", generate_sources)
+    app.connect("doctree-read", notebooks_depend_on_the_package)
     app.connect("doctree-resolved", link_notebook_code)
+    app.connect("doctree-resolved", _unlink_missing_api_entries)
+    app.add_post_transform(NotebookSourcePaths)
     app.connect("build-finished", copy_mathjax)
+    app.connect("build-finished", remove_stale_pages)
     app.add_directive("annotated-source", AnnotatedSource)
     app.add_directive("readme-command", ReadmeCommand)
     app.add_directive("package-map", PackageMap)

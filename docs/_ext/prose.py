@@ -2,8 +2,9 @@
 
 The package's comments hold formulas in plain text (`dy_i/dx_j = y_i (delta_ij - y_j)`,
 `x * y`), which reStructuredText or Markdown would misread as emphasis or links.
-So the rules are few: blank lines separate paragraphs, an indented paragraph is a
-code example, lines starting "- " are a list, and `backticks` mark inline code.
+So the rules are few: blank lines separate paragraphs, indented lines keep their
+lines (a code example, or a derivation written one step a line), lines starting
+"- " are a list, and `backticks` mark inline code.
 """
 import re
 
@@ -24,12 +25,32 @@ def _paragraphs(text):
         yield block
 
 
-def _is_example(block):
-    return all(line.startswith((" ", "\t")) for line in block)
+def _is_indented(line):
+    return line.startswith((" ", "\t"))
 
 
-def _is_list(block):
-    return block[0].lstrip().startswith("- ")
+def _pieces(text):
+    """(kind, lines) for each piece of the text: "example" for a run of indented lines
+    (dedented), "list" for a paragraph of "- " items, "text" for the rest."""
+    for block in _paragraphs(text):
+        if block[0].lstrip().startswith("- "):
+            yield "list", block
+            continue
+        run = [block[0]]
+        for line in block[1:]:
+            if _is_indented(line) == _is_indented(run[-1]):
+                run.append(line)
+            else:
+                yield _run(run)
+                run = [line]
+        yield _run(run)
+
+
+def _run(lines):
+    if not _is_indented(lines[0]):
+        return "text", lines
+    indent = min(len(line) - len(line.lstrip()) for line in lines)
+    return "example", [line[indent:] for line in lines]
 
 
 def _list_items(block):
@@ -52,20 +73,19 @@ def inline_nodes(text):
 def prose_nodes(text):
     """Docutils nodes for a comment or docstring."""
     result = []
-    for block in _paragraphs(text):
-        if _is_example(block):
-            indent = min(len(line) - len(line.lstrip()) for line in block)
-            code = "\n".join(line[indent:] for line in block)
+    for kind, lines in _pieces(text):
+        if kind == "example":
+            code = "\n".join(lines)
             example = nodes.literal_block(code, code, language="python")
             example["highlight_args"] = {"force": True}
             result.append(example)
-        elif _is_list(block):
+        elif kind == "list":
             bullets = nodes.bullet_list()
-            for item in _list_items(block):
+            for item in _list_items(lines):
                 bullets += nodes.list_item("", nodes.paragraph("", "", *inline_nodes(item)))
             result.append(bullets)
         else:
-            joined = " ".join(line.strip() for line in block)
+            joined = " ".join(line.strip() for line in lines)
             result.append(nodes.paragraph("", "", *inline_nodes(joined)))
     return result
 
@@ -84,12 +104,12 @@ def rst_safe_docstring(lines):
     """A docstring's lines (as autodoc hands them over) rewritten as reStructuredText that
     renders them the way prose_nodes does."""
     out = []
-    for block in _paragraphs("\n".join(lines)):
-        if _is_example(block):
-            out += ["::", ""] + ["    " + line for line in block]
-        elif _is_list(block):
-            out += ["- " + _escape(item) for item in _list_items(block)]
+    for kind, piece in _pieces("\n".join(lines)):
+        if kind == "example":
+            out += ["::", ""] + ["    " + line for line in piece]
+        elif kind == "list":
+            out += ["- " + _escape(item) for item in _list_items(piece)]
         else:
-            out.append(" ".join(_escape(line.strip()) for line in block))
+            out.append(" ".join(_escape(line.strip()) for line in piece))
         out.append("")
     return out

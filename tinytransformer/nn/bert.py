@@ -23,11 +23,11 @@ class BERT(Model):
     """
 
     def __init__(self, config, rng=None):
-        rng, dropout_rng = self.begin(config, rng)
+        rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
         self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.encoder_norm = self.final_norm()
-        self.end(rng)
+        self.build_output(rng)
         self.classifier = None if c.n_classes is None else Linear(c.d_model, c.n_classes, rng, dtype=c.dtype)
 
     def encode(self, ids):

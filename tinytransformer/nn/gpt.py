@@ -20,10 +20,10 @@ class GPT(Model):
     """
 
     def __init__(self, config, rng=None):
-        rng, dropout_rng = self.begin(config, rng)
+        rng, dropout_rng = self.build_embeddings(config, rng)
         self.decoder = [EncoderLayer(config, rng, dropout_rng) for _ in range(config.n_layers)]
         self.decoder_norm = self.final_norm()
-        self.end(rng)
+        self.build_output(rng)
 
     def decode(self, ids, cache=None):
         """ids (B, T) -> logits (B, T, V).
@@ -34,8 +34,8 @@ class GPT(Model):
         start = 0 if cache is None else cache.length
         x = self.embed_ids(ids, "ids", start)                             # (B, T, d_model)
         keep = F.causal_mask(ids.shape[1], start)                         # (T, start + T)
-        for i, layer in enumerate(self.decoder):
-            x = layer(x, keep, None if cache is None else cache.layers[i])
+        for layer, layer_cache in zip(self.decoder, self.layer_caches(cache, cross_attention=False)):
+            x = layer(x, keep, layer_cache)
         return self.logits(x if self.decoder_norm is None else self.decoder_norm(x))
 
     def new_cache(self):

@@ -53,7 +53,9 @@ class LearnedPositions(Module):
     """
 
     def __init__(self, max_len, d_model, rng, dtype="float32"):
-        # entries N(0, 1): the size of the scaled token embeddings (the sinusoidal entries lie in [-1, 1])
+        # entries N(0, 1), the size of the scaled token embeddings. BERT draws N(0, 0.02^2), but beside
+        # tokens of size 1 such positions start out nearly invisible: a small GPT learning to repeat 6
+        # random symbols reached 100% in 400 Adam steps with N(0, 1) and 95% with N(0, 0.02^2) (2 seeds)
         self.table = parameter(rng.standard_normal((max_len, d_model)).astype(dtype), "table")
 
     def forward(self, x, offset=0):

@@ -16,9 +16,9 @@ from .module import Module
 
 
 class Model(Module):
-    """The base of the three models; a subclass builds its stacks between begin() and end()."""
+    """The base of the three models; a subclass builds its stacks between build_embeddings() and build_output()."""
 
-    def begin(self, config, rng):
+    def build_embeddings(self, config, rng):
         """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks."""
         name = type(self).__name__
         if not isinstance(config, TransformerConfig):
@@ -38,7 +38,7 @@ class Model(Module):
         """Pre-LN leaves the residual stream unnormalised: a stack's output is normalised once (None for post-LN)."""
         return LayerNorm(self.config.d_model, self.config.dtype) if self.config.norm_first else None
 
-    def end(self, rng):
+    def build_output(self, rng):
         """The output projection: the embedding matrix when tied, else its own Linear."""
         c = self.config
         self.output = None if c.tie_embeddings else Linear(c.d_model, c.vocab_size, rng, dtype=c.dtype)
@@ -65,6 +65,15 @@ class Model(Module):
         for layer in self.encoder:
             x = layer(x, keep)
         return (x if self.encoder_norm is None else self.encoder_norm(x)), keep
+
+    def layer_caches(self, cache, cross_attention):
+        """Each layer's LayerCache of a KVCache from new_cache(), or None for every layer without one."""
+        if cache is None:
+            return [None] * self.config.n_layers
+        if len(cache.layers) != self.config.n_layers or (cache.layers[0].cross_attn is not None) != cross_attention:
+            raise ValueError(f"{type(self).__name__}: the cache does not fit this model; make it with "
+                             "model.new_cache()")
+        return cache.layers
 
     def logits(self, y):
         """y (B, T, d_model) -> (B, T, V)."""

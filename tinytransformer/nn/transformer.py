@@ -13,16 +13,17 @@ class Transformer(Model):
     One embedding table serves source and target (one vocabulary) and, with
     tie_embeddings, the output projection too. Source PAD positions
     (config.pad_id) are masked in encoder self-attention and cross-attention;
-    decoder self-attention is causal.
+    decoder self-attention is causal. With positions="learned", source and
+    target positions share one table, as they share one embedding table.
     """
 
     def __init__(self, config, rng=None):
-        rng, dropout_rng = self.begin(config, rng)
+        rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
         self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.decoder = [DecoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.encoder_norm, self.decoder_norm = self.final_norm(), self.final_norm()
-        self.end(rng)
+        self.build_output(rng)
 
     def encode(self, src_ids):
         """src_ids (B, T_src) -> memory (B, T_src, d_model), src_keep (B, 1, T_src)."""
@@ -38,8 +39,8 @@ class Transformer(Model):
         start = 0 if cache is None else cache.length
         y = self.embed_ids(tgt_in_ids, "tgt_in", start)                   # (B, T_tgt, d_model)
         tgt_keep = F.causal_mask(tgt_in_ids.shape[1], start)             # (T_tgt, start + T_tgt)
-        for i, layer in enumerate(self.decoder):
-            y = layer(y, memory, tgt_keep, src_keep, None if cache is None else cache.layers[i])
+        for layer, layer_cache in zip(self.decoder, self.layer_caches(cache, cross_attention=True)):
+            y = layer(y, memory, tgt_keep, src_keep, layer_cache)
         return self.logits(y if self.decoder_norm is None else self.decoder_norm(y))
 
     def new_cache(self):

@@ -40,7 +40,8 @@ def blocked_scores(keep, dtype):
     scores + blocked_scores(keep) is masking by selection: adding 0 leaves a score
     exactly as it was, adding -inf gives exactly -inf (a finite score is assumed).
     It is the same as np.where(keep, scores, -inf), built on the small mask
-    instead of the full scores: ~30x faster on the classroom model's scores.
+    instead of the full scores: 9 us instead of 43 us on the classroom model's
+    (64, 4, 11, 11) scores (benchmarks/ab_speedups.py).
     """
     return np.where(keep, 0.0, -np.inf).astype(dtype, copy=False)
 

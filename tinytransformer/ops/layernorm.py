@@ -6,7 +6,6 @@
 """
 import numpy as np
 
-from . import fast_numpy as fast
 from .checks import check_float
 
 
@@ -19,9 +18,9 @@ def layer_norm_forward(x, gamma, beta, eps=1e-5):
             raise ValueError(f"layer_norm: {name} must have shape ({D},) to match x {x.shape}, got {p.shape}")
     if eps <= 0:
         raise ValueError(f"layer_norm: eps must be positive, got {eps}")
-    mean = fast.sum_last(x) / D                            # (..., 1): x.mean(axis=-1, keepdims=True)
+    mean = x.mean(axis=-1, keepdims=True)                  # (..., 1)
     centered = x - mean                                    # (..., D)
-    var = fast.sum_last(centered * centered) / D           # (..., 1): mean of centered**2
+    var = (centered * centered).mean(axis=-1, keepdims=True)   # (..., 1)
     rstd = 1.0 / np.sqrt(var + eps)                        # (..., 1) reciprocal standard deviation
     xhat = centered * rstd                                 # (..., D)
     # Cache xhat and rstd (not x): backward needs exactly these two.
@@ -30,13 +29,14 @@ def layer_norm_forward(x, gamma, beta, eps=1e-5):
 
 def layer_norm_backward(dout, cache):
     xhat, rstd, gamma = cache
-    D = xhat.shape[-1]
     # forward: y = gamma * xhat + beta  ->  dgamma = sum(dy * xhat), dbeta = sum(dy)
-    dgamma = fast.sum_leading(dout * xhat)                 # (D,): summed over every axis but the last
-    dbeta = fast.sum_leading(dout)                         # (D,)
+    rows = tuple(range(dout.ndim - 1))                     # every axis but the last
+    dgamma = (dout * xhat).sum(axis=rows)                  # (D,)
+    dbeta = dout.sum(axis=rows)                            # (D,)
     # forward: xhat = (x - mean) * rstd; mean and rstd depend on every x_j too, giving
     #   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
     dxhat = dout * gamma                                   # (..., D)
-    # (fast.sum_last(a) / D is a.mean(axis=-1, keepdims=True))
-    dx = rstd * (dxhat - fast.sum_last(dxhat) / D - xhat * (fast.sum_last(dxhat * xhat) / D))
+    mean_dxhat = dxhat.mean(axis=-1, keepdims=True)                 # (..., 1)
+    mean_dxhat_xhat = (dxhat * xhat).mean(axis=-1, keepdims=True)   # (..., 1)
+    dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
     return dx, dgamma, dbeta

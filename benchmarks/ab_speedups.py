@@ -1,0 +1,154 @@
+"""What each speed-up buys: the classroom training step with and without it, in one process, alternating.
+
+Each comparison swaps one piece for its plain version (a plain NumPy reduction
+for an idiom of tinytransformer/ops/fast_numpy.py, the per-parameter Adam for
+the flat-vector one, the sorting embedding backward for the one-hot product)
+and times blocks of training steps of the same model, plain and fast in turn,
+alternating which goes first. Prints the median ms per step of each and the
+median of the per-round differences (what the speed-up buys). One BLAS thread.
+
+    PYTHONPATH=. python benchmarks/ab_speedups.py [--rounds 15 --steps 10]
+"""
+import argparse
+import contextlib
+import statistics
+import time
+
+from common import classroom_config, use_threads
+
+
+def plain_versions():
+    """name -> a context manager that swaps the fast piece for its plain version."""
+    import numpy as np
+
+    from tinytransformer import ops
+    from tinytransformer.ops import fast_numpy
+
+    def swapped(module, name, replacement):
+        @contextlib.contextmanager
+        def swap():
+            original = getattr(module, name)
+            setattr(module, name, replacement)
+            try:
+                yield
+            finally:
+                setattr(module, name, original)
+        return swap
+
+    def embedding_backward_by_sorting(dout, cache):
+        ids, table_shape = cache
+        flat_ids = ids.reshape(-1)
+        flat_dout = dout.reshape(flat_ids.size, -1)
+        order = np.argsort(flat_ids, kind="stable")
+        sorted_ids = flat_ids[order]
+        run_starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+        dtable = np.zeros(table_shape, dtype=dout.dtype)
+        dtable[sorted_ids[run_starts]] = np.add.reduceat(flat_dout[order], run_starts, axis=0)
+        return None, dtable
+
+    return {
+        "max_last (rows to columns)": swapped(fast_numpy, "max_last", lambda x: x.max(axis=-1, keepdims=True)),
+        "matmul_transposed (copy b.T)": swapped(fast_numpy, "matmul_transposed",
+                                                lambda a, b: a @ b.swapaxes(-1, -2)),
+        "embedding backward: one-hot product": swapped(ops, "embedding_backward", embedding_backward_by_sorting),
+        "Adam over one flat vector": "per-parameter Adam",
+    }
+
+
+class PerParameterAdam:
+    """Adam as it was, one update per parameter: the plain side of the flat-vector comparison."""
+
+    def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
+        import numpy as np
+        self.np, self.params, self.lr, self.betas, self.eps, self.t = np, list(params), lr, betas, eps, 0
+        self.m = [np.zeros_like(p.data) for p in self.params]
+        self.v = [np.zeros_like(p.data) for p in self.params]
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        self.t += 1
+        beta1, beta2 = self.betas
+        c1, c2 = 1.0 - beta1 ** self.t, 1.0 - beta2 ** self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            m *= beta1
+            m += (1.0 - beta1) * p.grad
+            v *= beta2
+            v += (1.0 - beta2) * p.grad ** 2
+            p.data -= self.lr * (m / c1) / (self.np.sqrt(v / c2) + self.eps)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--steps", type=int, default=10, help="steps per block")
+    args = parser.parse_args(argv)
+    use_threads(1)
+    import numpy as np
+
+    import tinytransformer as tt
+    from tinytransformer.data import make_batch
+    from tinytransformer.train import train_step
+
+    config = classroom_config()
+    rng = np.random.default_rng(0)
+    batches = [make_batch("reverse", 64, 10, 10, rng) for _ in range(50)]
+    model = tt.nn.Transformer(config, rng=0)
+    flat_adam = tt.optim.Adam(model.parameters(), lr=1e-4)
+    per_parameter_adam = PerParameterAdam(model.parameters(), lr=1e-4)
+    comparisons = plain_versions()
+
+    def block(optimizer):
+        times = []
+        for i in range(args.steps):
+            start = time.perf_counter()
+            train_step(model, optimizer, batches[i % len(batches)])
+            times.append(1e3 * (time.perf_counter() - start))
+        return times
+
+    for _ in range(20):
+        train_step(model, flat_adam, batches[0])     # warm up
+    print(f"classroom training step, 1 BLAS thread, {args.rounds} rounds of {args.steps} steps each way, "
+          "alternating; ms per step (medians)")
+    print(f"{'speed-up':<40}{'plain':>8}{'fast':>8}{'buys':>8}")
+    for name, plain in comparisons.items():
+        fast_ms, plain_ms, gains = [], [], []
+        for round_ in range(args.rounds):
+            def run_plain():
+                if plain == "per-parameter Adam":
+                    return block(per_parameter_adam)
+                with plain():
+                    return block(flat_adam)
+            order = [("fast", lambda: block(flat_adam)), ("plain", run_plain)]
+            results = dict((label, run()) for label, run in (order if round_ % 2 else order[::-1]))
+            fast_ms += results["fast"]
+            plain_ms += results["plain"]
+            gains.append(statistics.median(results["plain"]) - statistics.median(results["fast"]))
+        print(f"{name:<40}{statistics.median(plain_ms):>8.2f}{statistics.median(fast_ms):>8.2f}"
+              f"{statistics.median(gains):>8.2f}")
+
+
+    masking_by_selection()
+
+
+def masking_by_selection():
+    """Attention's masking on its own: np.where on the full scores against adding the small 0/-inf array."""
+    import timeit
+
+    import numpy as np
+
+    from tinytransformer.ops.attention import blocked_scores
+    scores = np.random.default_rng(0).standard_normal((64, 4, 11, 11)).astype(np.float32)  # (B, h, T, T)
+    keep = np.tri(11, dtype=bool)                                                             # causal
+    where = min(timeit.repeat(lambda: np.where(keep, scores, -np.inf), number=200, repeat=5)) / 200
+    added = min(timeit.repeat(lambda: scores + blocked_scores(keep, scores.dtype), number=200, repeat=5)) / 200
+    print(f"\nmasking (64, 4, 11, 11) float32 scores by a causal keep-mask: np.where {1e6 * where:.0f} us, "
+          f"adding the 0/-inf array {1e6 * added:.0f} us (best of 5)")
+
+
+if __name__ == "__main__":
+    main()

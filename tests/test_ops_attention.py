@@ -1,0 +1,127 @@
+"""ops/attention.py: masks, masking by selection, the fused attention op, heads; fully masked rows."""
+import math
+
+import numpy as np
+
+import tinytransformer as tt
+from tinytransformer import functional as F
+from tinytransformer import ops
+
+from conftest import keep_mask, param
+
+
+def test_causal_and_padding_masks():
+    np.testing.assert_array_equal(tt.causal_mask(3), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+    assert tt.causal_mask(3).dtype == bool
+    keep = tt.padding_mask(np.array([[5, 6, 0], [7, 0, 0]]), pad_id=0)
+    np.testing.assert_array_equal(keep, [[[True, True, False]], [[True, False, False]]])   # (B, 1, T)
+
+
+
+def test_mask_sets_dropped_scores_to_minus_infinity(rng):
+    scores = rng.standard_normal((3, 3))
+    out = F.mask(scores, tt.causal_mask(3)).data
+    assert np.isneginf(out[np.triu_indices(3, k=1)]).all()          # selection, not -1e9
+    np.testing.assert_array_equal(out[np.tril_indices(3)], scores[np.tril_indices(3)])
+
+
+def test_attention_masks_by_selection_even_with_huge_scores(rng):
+    # adding the 0/-inf array selects: a kept score is unchanged (x + 0 = x) and a masked one is
+    # exactly -inf, so even scores of 1e30 give the same probabilities as np.where(keep, scores, -inf)
+    q = np.array([[[1e15, 0.0], [1.0, 2.0]]])                       # (1, 2, 2): scores up to 1e30
+    k = np.array([[[1e15, 1.0], [-1e15, 3.0]]])
+    v = rng.standard_normal((1, 2, 3))
+    keep = np.array([[True, False], [True, True]])
+    _, probs = F.attention(q, k, v, keep, scale=1.0)
+    expected, _ = ops.softmax_forward(np.where(keep, q @ k.swapaxes(-1, -2), -np.inf))
+    np.testing.assert_array_equal(probs, expected)
+    assert probs[0, 0, 1] == 0.0
+
+
+def test_mask_backward_passes_the_gradient_where_kept(rng):
+    # -inf outputs make finite differences of mask alone nan; the table checks mask + softmax
+    keep = keep_mask(2, 3, 4)(rng)
+    dout = rng.standard_normal((2, 3, 4))
+    dscores, dkeep = ops.mask_backward(dout, ops.mask_forward(rng.standard_normal((2, 3, 4)), keep)[1])
+    np.testing.assert_array_equal(dscores, np.where(keep, dout, 0.0))
+    assert dkeep is None
+
+
+
+def test_attention_probs_are_a_distribution_with_zeros_where_masked(rng):
+    q, k, v = rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 6))
+    keep = keep_mask(2, 3, 4)(rng)
+    out, probs = F.attention(q, k, v, keep)
+    assert out.shape == (2, 3, 6) and probs.shape == (2, 3, 4)
+    np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-12)
+    assert (probs[~keep] == 0).all()
+    np.testing.assert_allclose(out.data, probs @ v, rtol=1e-12)
+
+
+
+def test_causal_attention_does_not_leak_future_tokens(rng):
+    q, k, v = (rng.standard_normal((1, 4, 3)) for _ in range(3))
+    out, _ = F.attention(q, k, v, tt.causal_mask(4))
+    k2, v2 = k.copy(), v.copy()
+    k2[0, 3], v2[0, 3] = 100.0, 100.0              # change only the last position's key and value
+    out2, _ = F.attention(q, k2, v2, tt.causal_mask(4))
+    np.testing.assert_array_equal(out.data[0, :3], out2.data[0, :3])   # positions 0..2 never saw it
+    assert not np.allclose(out.data[0, 3], out2.data[0, 3])
+
+
+
+def test_split_and_merge_heads(rng):
+    x = rng.standard_normal((2, 3, 6))                     # (B, T, d_model)
+    heads = F.split_heads(x, 2).data                      # (B, h, T, d_k)
+    assert heads.shape == (2, 2, 3, 3)
+    np.testing.assert_array_equal(heads[:, 1], x[:, :, 3:])   # head 1 holds features 3..5
+    np.testing.assert_array_equal(F.merge_heads(heads).data, x)
+
+
+
+def test_fully_masked_attention_row_gives_zero_output_and_zero_finite_gradients(rng):
+    q, k, v = (param(rng.standard_normal(shape)) for shape in [(2, 3, 5), (2, 4, 5), (2, 4, 6)])
+    keep = keep_mask(2, 3, 4)(rng)
+    keep[1, 2, :] = False                          # query 2 of batch 1 may attend to nothing
+    with tt.Tape() as tape:
+        out, probs = F.attention(q, k, v, keep)
+    dout = rng.standard_normal(out.shape)
+    tape.backward(out, dout)
+
+    np.testing.assert_array_equal(probs[1, 2], 0.0)
+    np.testing.assert_array_equal(out.data[1, 2], 0.0)
+    for t in (q, k, v):
+        assert np.isfinite(t.grad).all()
+    np.testing.assert_array_equal(q.grad[1, 2], 0.0)
+    # the empty query adds nothing to dk and dv: the same as dropping its upstream gradient
+    dout[1, 2] = 0.0
+    _, dk, dv, _ = ops.attention_backward(dout, ops.attention_forward(q.data, k.data, v.data, keep)[1])
+    np.testing.assert_allclose(k.grad, dk, rtol=1e-12)
+    np.testing.assert_allclose(v.grad, dv, rtol=1e-12)
+
+
+
+def test_attention_from_primitives_equals_the_fused_op(rng):
+    shapes = {"q": (2, 3, 5), "k": (2, 4, 5), "v": (2, 4, 6)}
+    data = {name: rng.standard_normal(shape) for name, shape in shapes.items()}
+    keep = keep_mask(2, 3, 4)(rng)
+    keep[0, 1, :] = False                           # a fully masked row: both give zeros
+    dout = rng.standard_normal((2, 3, 6))
+
+    fused = {name: param(x) for name, x in data.items()}
+    with tt.Tape() as tape:
+        out_fused, probs_fused = F.attention(fused["q"], fused["k"], fused["v"], keep)
+    tape.backward(out_fused, dout)
+
+    built = {name: param(x) for name, x in data.items()}
+    with tt.Tape() as tape:
+        scores = F.matmul(built["q"], F.transpose(built["k"], (0, 2, 1)))   # (B, T_q, T_k)
+        probs = F.softmax(F.mask(F.mul(scores, 1 / math.sqrt(5)), keep))
+        out = F.matmul(probs, built["v"])                                 # (B, T_q, d_v)
+    tape.backward(out, dout)
+
+    np.testing.assert_allclose(out_fused.data, out.data, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(probs_fused, probs.data, rtol=1e-12, atol=1e-14)
+    for name in shapes:
+        np.testing.assert_allclose(fused[name].grad, built[name].grad, rtol=1e-10, atol=1e-13, err_msg=name)
+

@@ -1,0 +1,123 @@
+"""The gradient of every op against finite differences: the table of `python -m tinytransformer
+gradcheck` through the Tensor-level API, then the pure NumPy pairs called directly on variants the
+table does not cover, with their contract (one gradient per input; backward writes into neither dout
+nor the cache).
+
+Gradient checks follow DESIGN.md: float64, central differences (eps=1e-6)
+projected onto a random upstream gradient, pass = allclose(analytic, numeric,
+atol=1e-5, rtol=1e-3). Agreeing float64 gradients have a relative error
+around 1e-7 or less. test_gradcheck.py shows that a wrong backward fails.
+"""
+
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer import ops
+from tinytransformer.gradcheck_every_op import CHECKS
+
+from conftest import keep_mask, normal
+
+
+ATOL, RTOL = 1e-5, 1e-3     # DESIGN.md's gradient-check tolerances
+
+
+
+def is_float_array(x):
+    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
+
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=[check.name for check in CHECKS])
+def test_backward_matches_finite_differences(check):
+    rng = np.random.default_rng(0)
+    inputs = check.make_inputs(rng)
+    float_inputs = [name for name, x in inputs.items() if is_float_array(x)]
+    assert float_inputs, "every op has at least one input to differentiate"
+    assert all(inputs[name].dtype == np.float64 for name in float_inputs)
+
+    results = tt.gradcheck(check.fn, *inputs.values(), names=list(inputs), rng=rng)
+
+    assert [r.name for r in results] == float_inputs          # every float input is checked
+    for r in results:
+        assert r.passed and r.max_abs_error < ATOL, r
+
+
+
+def arrays_in(cache):
+    if isinstance(cache, np.ndarray):
+        return [cache]
+    if isinstance(cache, tuple):
+        return [a for item in cache for a in arrays_in(item)]
+    return []
+
+
+
+PAIRS = {
+    "linear without bias": (ops.linear_forward, ops.linear_backward,
+                            [normal(3, 5), normal(5, 4), lambda r: None], {}),
+    "linear on 4-D x": (ops.linear_forward, ops.linear_backward,
+                        [normal(2, 2, 3, 5), normal(5, 4), normal(4)], {}),
+    "gelu on a wide range": (ops.gelu_forward, ops.gelu_backward,
+                             [lambda r: 3 * r.standard_normal((3, 5))], {}),
+    "softmax over axis 0": (ops.softmax_forward, ops.softmax_backward, [normal(2, 3, 5)], {"axis": 0}),
+    "log_softmax over axis 1": (ops.log_softmax_forward, ops.log_softmax_backward,
+                                [normal(2, 3, 5)], {"axis": 1}),
+    "layer_norm 2-D, eps=1e-3": (ops.layer_norm_forward, ops.layer_norm_backward,
+                                 [normal(3, 5), normal(5), normal(5)], {"eps": 1e-3}),
+    "attention, no mask, scale=0.5": (ops.attention_forward, ops.attention_backward,
+                                      [normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6), lambda r: None],
+                                      {"scale": 0.5}),
+    "attention, padding-shaped mask": (ops.attention_forward, ops.attention_backward,
+                                       [normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6), keep_mask(2, 1, 4)],
+                                       {}),
+    "embedding": (ops.embedding_forward, ops.embedding_backward,
+                  [lambda r: np.array([[1, 1, 4], [0, 1, 2]]), normal(5, 3)], {}),
+    "cross_entropy, plain": (ops.cross_entropy_forward, ops.cross_entropy_backward,
+                             [normal(4, 5), lambda r: np.array([0, 4, 2, 2])], {}),
+    "cross_entropy, label_smoothing=1": (ops.cross_entropy_forward, ops.cross_entropy_backward,
+                                         [normal(4, 5), lambda r: np.array([0, 4, 2, 2])],
+                                         {"label_smoothing": 1.0}),
+    "cross_entropy, ignore_index=-100": (ops.cross_entropy_forward, ops.cross_entropy_backward,
+                                         [normal(2, 3, 5), lambda r: np.array([[1, -100, 4], [-100, 3, 0]])],
+                                         {"ignore_index": -100, "label_smoothing": 0.2}),
+    "positional_encoding, odd d_model": (ops.positional_encoding_forward, ops.positional_encoding_backward,
+                                         [normal(2, 3, 5)], {}),
+    "split_heads into 3": (ops.split_heads_forward, ops.split_heads_backward, [normal(2, 4, 6)], {"n_heads": 3}),
+    "merge_heads of 3": (ops.merge_heads_forward, ops.merge_heads_backward, [normal(2, 3, 4, 2)], {}),
+    "add, both broadcast": (ops.add_forward, ops.add_backward, [normal(2, 1, 5), normal(3, 1)], {}),
+    "matmul, a broadcast": (ops.matmul_forward, ops.matmul_backward, [normal(1, 3, 5), normal(2, 5, 4)], {}),
+    "sum of everything": (ops.sum_forward, ops.sum_backward, [normal(2, 3, 5)], {}),
+    "sum, axis=-1, keepdims": (ops.sum_forward, ops.sum_backward, [normal(2, 3, 5)],
+                               {"axis": -1, "keepdims": True}),
+    "mean over (0, 2)": (ops.mean_forward, ops.mean_backward, [normal(2, 3, 5)], {"axis": (0, 2)}),
+    "reshape with -1": (ops.reshape_forward, ops.reshape_backward, [normal(2, 3, 5)], {"shape": (-1, 5)}),
+    "transpose, default (reversed axes)": (ops.transpose_forward, ops.transpose_backward, [normal(2, 3, 5)], {}),
+}
+
+
+
+@pytest.mark.parametrize("forward, backward, makers, options", PAIRS.values(), ids=PAIRS.keys())
+def test_pair_backward_matches_finite_differences(forward, backward, makers, options, rng):
+    inputs = [make(rng) for make in makers]
+    out, cache = forward(*inputs, **options)
+    dout = rng.standard_normal(out.shape)
+    saved = [a.copy() for a in [dout, *arrays_in(cache)]]
+
+    grads = backward(dout, cache)
+
+    assert all(np.array_equal(a, b) for a, b in zip(saved, [dout, *arrays_in(cache)])), \
+        "backward wrote into dout or the cache"
+    assert len(grads) == len(inputs)
+    for i, (x, grad) in enumerate(zip(inputs, grads)):
+        if not is_float_array(x):
+            assert grad is None                  # ids, masks, a missing bias: no gradient
+            continue
+
+        def f(x_i, i=i):
+            return forward(*inputs[:i], x_i, *inputs[i + 1:], **options)[0]
+
+        numeric = tt.numerical_gradient(f, x.copy(), dout)
+        assert grad.shape == x.shape
+        np.testing.assert_allclose(grad, numeric, atol=ATOL, rtol=RTOL)
+

@@ -1,0 +1,38 @@
+"""ops/layernorm.py: layer normalisation normalises, scales and shifts, and stays finite on a constant row."""
+
+import numpy as np
+
+import tinytransformer as tt
+from tinytransformer import functional as F
+
+from conftest import param
+
+
+def test_layer_norm_output_has_mean_zero_and_variance_one(rng):
+    x = 2 + 3 * rng.standard_normal((2, 3, 8))
+    y = F.layer_norm(x, np.ones(8), np.zeros(8)).data
+    np.testing.assert_allclose(y.mean(axis=-1), 0.0, atol=1e-12)
+    var = x.var(axis=-1)                           # biased, as torch.nn.LayerNorm
+    np.testing.assert_allclose(y.var(axis=-1), var / (var + 1e-5), rtol=1e-12)   # eps inside the root
+    assert np.abs(y.var(axis=-1) - 1).max() < 1e-5
+
+
+
+def test_layer_norm_scales_by_gamma_and_shifts_by_beta(rng):
+    x, gamma, beta = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(4)
+    xhat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(F.layer_norm(x, gamma, beta).data, gamma * xhat + beta, rtol=1e-12)
+
+
+
+def test_layer_norm_on_a_constant_row_is_finite(rng):
+    x = param(np.full((2, 5), 3.0))
+    gamma, beta = param(rng.standard_normal(5)), param(rng.standard_normal(5))
+    with tt.Tape() as tape:
+        y = F.layer_norm(x, gamma, beta)
+    tape.backward(y, rng.standard_normal((2, 5)))
+    np.testing.assert_allclose(y.data, np.broadcast_to(beta.data, (2, 5)), atol=1e-12)   # xhat = 0
+    for t in (x, gamma, beta):
+        assert np.isfinite(t.grad).all()
+    np.testing.assert_allclose(gamma.grad, 0.0, atol=1e-12)                              # dgamma = sum dy * xhat
+
