@@ -257,6 +257,72 @@ def test_crossover_in_notebook_10():
 
 
 # ---------------------------------------------------------------------------
+# Notebook 11 (GPT): causality bit for bit, why the sum is written reversed, the cache.
+
+def gpt_causality_check():
+    """Notebook 11's check 2: a GPT's logits before a changed token are unchanged, those from it on change."""
+    from tinytransformer.text import CharCorpus
+    corpus = CharCorpus()
+    config = tt.TransformerConfig(vocab_size=corpus.vocab_size, d_model=32, n_heads=4, n_layers=2, d_ff=64,
+                                  max_len=16, dropout=0.0, norm_first=True, positions="learned",
+                                  activation="gelu", dtype="float64")
+    gpt = tt.nn.GPT(config, rng=0)
+    x = corpus.train_ids[None, 100:116]
+    changed = x.copy()
+    changed[0, 9] = corpus.encode("z")[0]
+    assert changed[0, 9] != x[0, 9]
+    difference = np.abs(gpt(changed).data - gpt(x).data)[0].max(axis=-1)     # (16,)
+    return bool((difference[:9] == 0).all()), bool((difference[9:] > 0).all())
+
+
+def addition_format_facts():
+    """Notebook 11's table of which tokens determine which digit of a two-digit sum."""
+    from tinytransformer.addition import digits_of
+    a, b = np.divmod(np.arange(10_000), 100)
+    A, B, S = (digits_of(n, w) for n, w in ((a, 2), (b, 2), (a + b, 3)))
+
+    def is_function(inputs, output):
+        seen = {}
+        return all(seen.setdefault(tuple(row), o) == o for row, o in zip(inputs.tolist(), output.tolist()))
+
+    return (is_function(np.stack([A[:, 1], B[:, 1]], 1), S[:, 2]),
+            is_function(np.stack([A[:, 0], B[:, 0], A[:, 1], B[:, 1], S[:, 2]], 1), S[:, 1]),
+            is_function(np.stack([A[:, 0], B[:, 0], S[:, 2]], 1), S[:, 1]),
+            is_function(np.stack([A[:, 0], B[:, 0]], 1), S[:, 0]),
+            is_function(np.stack([A[:, 0], B[:, 0], A[:, 1], B[:, 1]], 1), S[:, 0]),
+            float(np.mean(S[:, 0] != (A[:, 0] + B[:, 0] >= 10))))
+
+
+def test_gpt_lessons_in_notebook_11():
+    from tinytransformer import addition
+    outputs = all_outputs(read(notebook("11_")))
+    earlier_unchanged, later_changed = gpt_causality_check()
+    assert earlier_unchanged and later_changed
+    assert (f"logits of positions 0..8 unchanged bit for bit: {earlier_unchanged}; "
+            f"positions 9..15 all changed: {later_changed}") in outputs
+    units, tens_local, tens_without_units, hundreds_top, hundreds_all, share = addition_format_facts()
+    assert (units, tens_local, tens_without_units, hundreds_top, hundreds_all) == (True, True, False, False, True)
+    assert abs(share - 0.045) < 1e-12            # tens summing to 9 (10%) with a units carry (45%)
+    for line in (f"reversed: units digit is a function of the units of a and b: {units}",
+                 f"reversed: tens digit is a function of the tens of a and b and the units digit written alone: "
+                 f"{tens_without_units}",
+                 f"usual order: first digit (hundreds) is a function of the tens of a and b: {hundreds_top}",
+                 f"usual order: first digit (hundreds) is a function of all four operand digits: {hundreds_all}",
+                 f"problems whose hundreds digit differs from the carry of the tens alone: {share:.1%}"):
+        assert line in outputs, f"notebook 11 does not print {line!r}"
+    config = tt.TransformerConfig(vocab_size=addition.vocab_size(), d_model=16, n_heads=2, n_layers=2, d_ff=32,
+                                  max_len=9, positions="learned", norm_first=True, activation="gelu")
+    gpt = tt.nn.GPT(config, rng=0)
+    prompts = addition.Split(digits=2, n_held_out=200, seed=0).held_out_problems().prompt
+    assert np.array_equal(tt.decode.greedy(gpt, prompts, 4), tt.decode.greedy(gpt, prompts, 4, use_cache=False))
+    assert np.array_equal(tt.decode.sample(gpt, prompts, 4, rng=0, top_k=5),
+                          tt.decode.sample(gpt, prompts, 4, rng=0, top_k=5, use_cache=False))
+    assert "addition, greedy, 1000 held-out prompts     with cache == without cache: True" in outputs
+    assert "text, sample T 0.8 top-k 5, 50 prompts      with cache == without cache: True" in outputs
+    assert "top-k 1 sampling == greedy on the 1000 held-out addition problems: True" in outputs
+
+
+# ---------------------------------------------------------------------------
 # Execute every notebook afresh.
 
 @pytest.mark.notebook
