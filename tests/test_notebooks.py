@@ -322,6 +322,57 @@ def test_gpt_lessons_in_notebook_11():
     assert "top-k 1 sampling == greedy on the 1000 held-out addition problems: True" in outputs
 
 
+# Notebook 12 (BERT): the 80/10/10 frequencies it measures, what a bidirectional stack sees, PAD.
+
+def mask_frequency_rows():
+    """Notebook 12's table of mask_tokens' frequencies: the same draws, the same printed rows."""
+    from tinytransformer import mlm
+
+    n_symbols, k = 8, 4
+    ids = mlm.make_sequences(20000, k, n_symbols, rng=3, k_min=k).ids
+    corrupted, targets = tt.data.mask_tokens(ids, rng=4, p=0.15, vocab_size=mlm.vocab_size(n_symbols))
+    symbol, chosen = ids >= tt.data.MLM_N_SPECIAL, targets != tt.PAD
+    assert not (chosen & ~symbol).any(), "mask_tokens chose a special token"
+    became_mask = chosen & (corrupted == tt.data.MASK)
+    became_other = chosen & (corrupted != tt.data.MASK) & (corrupted != ids)
+    kept = chosen & (corrupted == ids)
+    rows = [("chosen, of symbol positions", chosen.sum() / symbol.sum(), 0.15),
+            ("[MASK], of chosen", became_mask.sum() / chosen.sum(), 0.8),
+            ("another symbol, of chosen", became_other.sum() / chosen.sum(), 0.1 * 7 / 8),
+            ("unchanged, of chosen", kept.sum() / chosen.sum(), 0.1 + 0.1 / 8),
+            ("[MASK], of symbol positions", became_mask.sum() / symbol.sum(), 0.8 * 0.15)]
+    for name, measured, rule in rows:     # 160000 positions: the rule within a few standard errors
+        assert abs(measured - rule) < 0.006, f"{name}: measured {measured:.4f}, the rule says {rule:.4f}"
+    return [f"{name:<36}{measured:>10.4f}{rule:>10.4f}" for name, measured, rule in rows]
+
+
+def test_mask_frequencies_in_notebook_12():
+    outputs = all_outputs(read(notebook("12_")))
+    for row in mask_frequency_rows():
+        assert row in outputs, f"notebook 12 does not print the frequency row {row!r}"
+
+
+def test_what_each_position_sees_in_notebook_12():
+    # structurally, before any training: BERT's position 4 depends on token 5, GPT's never does
+    config = tt.TransformerConfig(vocab_size=13, d_model=16, n_heads=2, n_layers=2, d_ff=32, max_len=12,
+                                  dropout=0.0, positions="learned", activation="gelu")
+    ids = np.random.default_rng(0).integers(5, 13, size=(1, 9))
+    changed = ids.copy()
+    changed[0, 5] = 5 + (ids[0, 5] - 5 + 1) % 8
+    for Model, sees in ((tt.nn.BERT, True), (tt.nn.GPT, False)):
+        model = Model(config, rng=0)
+        assert (np.abs(model(ids).data[0, 4] - model(changed).data[0, 4]).max() > 1e-6) == sees
+    outputs = all_outputs(read(notebook("12_")))
+    assert "BERT (bidirectional)   position 4's logits change when token 5 changes: True" in outputs
+    assert "GPT (causal)           position 4's logits change when token 5 changes: False" in outputs
+    losses = dict(re.findall(r"(BERT|GPT) \(\w+\) +next-token loss: .*mean of the last 10 steps ([0-9.]+)", outputs))
+    assert float(losses["BERT"]) < 0.1 * np.log(8) and abs(float(losses["GPT"]) - np.log(8)) < 0.1, losses
+    loss = re.search(r"cross_entropy\(ignore_index=PAD\) ([0-9.]+); mean over the \d+ chosen positions by hand ([0-9.]+)",
+                     outputs)
+    assert loss and loss.group(1) == loss.group(2), "notebook 12: the masked-LM loss by hand differs from the library's"
+    assert "PAD masked:     largest change of a real position's logits when 3 PAD are appended: 0.00e+00" in outputs
+
+
 # ---------------------------------------------------------------------------
 # Execute every notebook afresh.
 

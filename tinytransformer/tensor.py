@@ -7,9 +7,9 @@
 Inside a `with Tape()` block every op applied to a Tensor that requires a
 gradient is written down, in order, with the cache its backward needs.
 backward() walks that list once in reverse, hands each op the gradient of its
-output and adds (+=) what comes back into the .grad of its inputs. Outside a
-Tape nothing is recorded, so inference needs no special mode. The tape knows
-nothing about Transformers: it only chains op pairs from ops/.
+output and adds what comes back into the .grad of its inputs, out of place
+(grad = grad + g: one array may be shared). Outside a Tape nothing is recorded;
+dropout still needs model.eval(). The tape knows nothing about Transformers.
 """
 from collections import namedtuple
 
@@ -24,6 +24,7 @@ class Tensor:
     """An ndarray with a .grad; ops on it are recorded by the active Tape."""
 
     __slots__ = ("data", "grad", "requires_grad", "name", "_tape")
+    __array_ufunc__ = None    # ndarray + Tensor calls Tensor.__radd__, never a silent object array
 
     def __init__(self, data, requires_grad=False, name=None):
         self.data = data if isinstance(data, np.ndarray) else np.asarray(data)
@@ -119,8 +120,8 @@ class Tape:
         return "\n".join(lines)
 
     def backward(self, output, grad=None):
-        """Seed output.grad with grad (1 for a scalar), replay the records in reverse, adding into
-        every input's .grad on the way, then free the caches: a tape is replayed once."""
+        """Seed output.grad with grad (1 for a scalar), replay the records in reverse, adding into every
+        input's .grad out of place (g may be shared with another .grad), then free the caches: once only."""
         if self.released:
             raise RuntimeError("backward: this tape was already replayed and its caches freed; "
                                "run the forward pass again inside a new `with Tape()` block")
@@ -139,7 +140,6 @@ class Tape:
             grads = self.run_backward(record, dout)
             for t, g in zip(record.inputs, grads):
                 if isinstance(t, Tensor) and t.requires_grad and g is not None:
-                    # out of place: g may be shared with another tensor's .grad
                     t.grad = g if t.grad is None else t.grad + g
         self.records.clear()
         self.released = True
