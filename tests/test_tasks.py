@@ -124,6 +124,18 @@ def test_command_line_trains_every_task(tmp_path, capsys, name, extra, model_cla
     assert type(tt.load_checkpoint(paths["npz"])) is model_class
 
 
+@pytest.mark.parametrize("name, extra, model_name", [
+    ("addition", ["--digits", "1"], "GPT"), ("mlm", ["--seq-len", "3", "--vocab", "4"], "BERT"),
+    ("classify", ["--labelled", "16"], "BERT")])
+def test_command_line_profiles_every_model(capsys, name, extra, model_name):
+    status = main(["train", "--task", name, "--profile", "--profile-steps", "2", *CLI_TINY, *extra])
+    out = capsys.readouterr().out
+    assert status == 0 and f"{model_name}, d_model 16" in out
+    assert "held-out exact match" not in out and "held-out loss" not in out      # profiles instead of training
+    ops_timed = {line.split()[0] for line in out.splitlines()[3:] if line and not line.startswith("-")}
+    assert {"attention", "layer_norm", "embedding", "cross_entropy"} <= ops_timed
+
+
 def test_command_line_fine_tunes_a_pretrained_checkpoint(tmp_path, capsys):
     path = tmp_path / "mlm.npz"
     main(["train", "--task", "mlm", *CLI_TINY, "--save", str(path)])

@@ -132,17 +132,15 @@ def profile_command(args, task, model):
 
     if args.profile_steps < 1:
         raise SystemExit(f"train: --profile-steps must be >= 1, got {args.profile_steps}")
-    if task.model_name != "Transformer":
-        raise SystemExit("train: --profile times the encoder-decoder's step (copy, reverse) for now: "
-                         "profile.profile_steps takes its batch only")
     batch = task.batch(option(args, "batch_size"), np.random.default_rng(args.seed))
     optimizer = Adam(model.parameters(),
                      lr=WarmupSchedule(model.config.d_model, option(args, "warmup"), option(args, "lr"))(1))
-    profile_steps(model, batch, optimizer, steps=1)          # not timed: the first step allocates Adam's state
-    totals, step_seconds = profile_steps(model, batch, optimizer, args.profile_steps)
+    profile_steps(model, batch, optimizer, 1, task.loss)     # not timed: the first step allocates Adam's state
+    totals, step_seconds = profile_steps(model, batch, optimizer, args.profile_steps, task.loss)
     c = model.config
+    layers = f"{c.n_layers}+{c.n_layers}" if task.model_name == "Transformer" else f"{c.n_layers}"
     print(f"profile of {args.profile_steps} training steps ({args.task}, batch {option(args, 'batch_size')}, "
-          f"{describe(task)}; d_model {c.d_model}, {c.n_heads} heads, {c.n_layers}+{c.n_layers} "
+          f"{describe(task)}; {task.model_name}, d_model {c.d_model}, {c.n_heads} heads, {layers} "
           f"layers, d_ff {c.d_ff}),\ntimed op by op by the tape: milliseconds per step, share of the step\n")
     print(profile_table(totals, step_seconds, args.profile_steps))
     return 0

@@ -37,13 +37,21 @@ class ProfilingTape(Tape):
         return grads
 
 
-def profile_steps(model, batch, optimizer, steps=20):
-    """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step)."""
+def encoder_decoder_loss(model, batch):
+    """The copy/reverse loss: cross-entropy of the decoder's predictions, PAD ignored."""
+    return F.cross_entropy(model(batch.src, batch.tgt_in), batch.tgt_out, ignore_index=PAD)
+
+
+def profile_steps(model, batch, optimizer, steps=20, loss_fn=encoder_decoder_loss):
+    """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step).
+
+    loss_fn(model, batch) -> scalar Tensor: any task's loss (tasks.py's task.loss).
+    """
     totals = {}
     start = time.perf_counter()
     for _ in range(steps):
         with ProfilingTape() as tape:
-            loss = F.cross_entropy(model(batch.src, batch.tgt_in), batch.tgt_out, ignore_index=PAD)
+            loss = loss_fn(model, batch)
         tape.backward(loss)
         optimizer.step()
         optimizer.zero_grad()
