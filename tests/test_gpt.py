@@ -5,8 +5,9 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import GPT
+from conftest import tiny_config
 from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
-                         assert_gradients_along_random_directions, tiny_config, training_losses)
+                         assert_gradients_along_random_directions, training_losses)
 
 # next-token prediction: the targets are the inputs shifted by one; the second row ends in PAD (0)
 IDS = np.array([[1, 3, 4, 5, 6], [1, 6, 5, 2, 0]])             # (2, 5)

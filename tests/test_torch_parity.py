@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tinytransformer as tt
+from conftest import keep_mask, normal
 from tinytransformer import functional as F
 
 pytestmark = pytest.mark.torch
@@ -39,17 +40,6 @@ def output_shape(fn, inputs):
     return (out[0] if isinstance(out, tuple) else out).shape
 
 
-def normal(*shape):
-    return lambda r: r.standard_normal(shape)
-
-
-def keep_mask_with_empty_row(r):
-    keep = r.random((2, 3, 4)) > 0.4
-    keep[..., 0] = True
-    keep[1, 2, :] = False                          # a query that may attend to nothing
-    return keep
-
-
 def torch_positions(T, d_model):
     """The paper's formula as the Annotated Transformer writes it, in torch."""
     position = torch.arange(T, dtype=torch.float64)[:, None]
@@ -74,7 +64,7 @@ CASES = {
                    [normal(2, 3, 5), normal(5), normal(5)]),
     "attention, masked, with an empty row": (
         F.attention, lambda q, k, v, keep: TF.scaled_dot_product_attention(q, k, v, attn_mask=keep),
-        [normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6), keep_mask_with_empty_row]),
+        [normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6), keep_mask(2, 3, 4, empty_row=(1, 2))]),
     "attention, heads, causal, scale=0.3": (
         lambda q, k, v: F.attention(q, k, v, tt.causal_mask(3), scale=0.3),
         lambda q, k, v: TF.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
@@ -139,7 +129,7 @@ def test_sinusoidal_positions_equal_the_torch_formula():
 
 def test_attention_weights_equal_torch_softmax_of_the_masked_scores(rng):
     q, k, v = rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 6))
-    keep = keep_mask_with_empty_row(rng)
+    keep = keep_mask(2, 3, 4, empty_row=(1, 2))(rng)
     _, weights = F.attention(q, k, v, keep)
     scores = torch.tensor(q) @ torch.tensor(k).transpose(-1, -2) / math.sqrt(5)
     expected = torch.softmax(scores.masked_fill(~torch.tensor(keep), -math.inf), dim=-1)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import tinytransformer as tt
+from conftest import tiny_config
 from tinytransformer.__main__ import main
 from tinytransformer.data import EOS, PAD, make_batch
-from tinytransformer.nn import Transformer, TransformerConfig
+from tinytransformer.nn import Transformer
 from tinytransformer.optim import Adam
 from tinytransformer.train import Progress, evaluate, exact_match, train, train_step
 
@@ -50,14 +51,15 @@ def test_exact_match_of_a_batch_with_itself_is_1():
     assert exact_match(batch.tgt_in[:, 1:], batch.tgt_out) == 0.0       # the target without its EOS
 
 
-def tiny_config(**changes):
+def small_config(**changes):
+    """conftest's tiny_config at float32, wide enough to learn reverse of length 4 in a few dozen steps."""
     fields = dict(vocab_size=tt.data.vocab_size(4), d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=5,
-                  dropout=0.0)
-    return TransformerConfig(**{**fields, **changes})
+                  dtype="float32")
+    return tiny_config(**{**fields, **changes})
 
 
 def tiny_run(steps, seed=0, **options):
-    return train(tiny_config(), "reverse", seq_len=4, n_symbols=4, batch_size=16, steps=steps, lr_scale=0.5,
+    return train(small_config(), "reverse", seq_len=4, n_symbols=4, batch_size=16, steps=steps, lr_scale=0.5,
                  warmup=20, eval_every=0, eval_size=50, target_accuracy=None, progress=False, seed=seed,
                  **options)
 
@@ -84,7 +86,7 @@ def test_copy_and_reverse_give_the_losses_recorded_before_the_loop_served_every_
     # absorb rounding: another CPU's BLAS kernels, or an op rewritten to round differently (float32 losses
     # moved by up to 1e-5 when issue 11 rewrote the sums; float64 by 3e-16). Evaluations may differ by a row.
     run = json.loads(REFERENCE.read_text())[name]
-    config = tiny_config(**run["config"])
+    config = small_config(**run["config"])
     result = train(config, run["task"], progress=False, **run["options"])
     recorded = [float.fromhex(loss) for loss in run["losses"]]
     rtol = 1e-9 if config.dtype == "float64" else 1e-4
@@ -96,7 +98,7 @@ def test_copy_and_reverse_give_the_losses_recorded_before_the_loop_served_every_
 
 
 def test_the_result_records_the_run():
-    result = train(tiny_config(), "copy", seq_len=4, n_symbols=4, batch_size=16, steps=40, warmup=20,
+    result = train(small_config(), "copy", seq_len=4, n_symbols=4, batch_size=16, steps=40, warmup=20,
                    eval_every=10, eval_size=50, target_accuracy=0.0, progress=False)
     assert result.steps == result.reached_target_at_step == 10           # target 0: stop at the first evaluation
     assert result.eval_history == [(10, result.exact_match)]
@@ -115,11 +117,11 @@ def test_evaluation_only_at_the_end_when_eval_every_is_0():
 
 def test_train_refuses_a_config_without_room_for_the_task():
     with pytest.raises(ValueError, match="vocab_size >= 13 and max_len >= 11"):
-        train(tiny_config(), "reverse", seq_len=10, n_symbols=10, progress=False)
+        train(small_config(), "reverse", seq_len=10, n_symbols=10, progress=False)
 
 
 def test_the_tape_keeps_nothing_after_backward():
-    model = Transformer(tiny_config(), rng=0)
+    model = Transformer(small_config(), rng=0)
     batch = make_batch("copy", 8, 4, 4, rng=0)
     with tt.Tape() as tape:
         loss = tt.functional.cross_entropy(model(batch.src, batch.tgt_in), batch.tgt_out, ignore_index=PAD)
@@ -129,7 +131,7 @@ def test_the_tape_keeps_nothing_after_backward():
 
 
 def test_memory_does_not_grow_with_steps():
-    model = Transformer(tiny_config(), rng=0)
+    model = Transformer(small_config(), rng=0)
     optimizer = Adam(model.parameters(), lr=1e-3)
     rng = np.random.default_rng(0)
 
@@ -150,7 +152,7 @@ def test_memory_does_not_grow_with_steps():
 
 
 def test_evaluate_is_greedy_exact_match():
-    model = Transformer(tiny_config(), rng=0)
+    model = Transformer(small_config(), rng=0)
     batch = make_batch("copy", 20, 4, 4, rng=1)
     predicted = tt.decode.greedy(model, batch.src, max_len=5)
     assert evaluate(model, batch) == exact_match(predicted, batch.tgt_out)

@@ -1,16 +1,8 @@
-"""Helpers the whole-model tests share: a tiny float64 config and the directional gradient check."""
+"""Helpers the whole-model tests share: the directional gradient check (the tiny config is conftest's)."""
 import numpy as np
 import pytest
 
 import tinytransformer as tt
-from tinytransformer.nn import TransformerConfig
-
-
-def tiny_config(**changes):
-    """Small unequal sizes, float64, no dropout: for exact comparisons."""
-    fields = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=2, d_ff=12, max_len=6, dropout=0.0,
-                  dtype="float64")
-    return TransformerConfig(**{**fields, **changes})
 
 
 def analytic_gradients(model, loss_of):
