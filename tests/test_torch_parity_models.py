@@ -12,7 +12,7 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer.nn import BERT, GPT
-from whole_model import tiny_config
+from conftest import tiny_config
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
