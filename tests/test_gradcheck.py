@@ -166,3 +166,9 @@ def test_python_m_tinytransformer_gradcheck_exits_0():
     assert "pass" in done.stdout and "FAIL" not in done.stdout
     for check in CHECKS:
         assert check.name in done.stdout
+
+
+def test_gradcheck_refuses_a_function_that_returns_more_than_one_tensor(rng):
+    q = rng.standard_normal((2, 3, 4))
+    with pytest.raises(TypeError, match=r"gradcheck: fn must return one Tensor, got tuple"):
+        tt.gradcheck(tt.functional.attention, q, q, q)

@@ -81,8 +81,7 @@ def train_command(args):
         return profile_command(args, task, model or new_model(task, config, rng=args.seed))
     target = option(args, "target_accuracy") if task.exact else None
     steps, lr, warmup, batch_size = (option(args, name) for name in ("steps", "lr", "warmup", "batch_size"))
-    print(f"{args.task} task ({task.model_name}): {describe(task)}; d_model {config.d_model}, "
-          f"{config.n_heads} heads, {config.n_layers} layers, d_ff {config.d_ff}; batch {batch_size}, "
+    print(f"{args.task} task ({task.model_name}): {describe(task)}; {describe_model(task, config)}; batch {batch_size}, "
           f"Adam, warmup {warmup}, lr scale {lr}, seed {args.seed}"
           + (f", from {args.pretrained}" if args.pretrained else ""))
     result = train(None if model else config, task, batch_size=batch_size, steps=steps, lr_scale=lr, warmup=warmup,
@@ -124,6 +123,12 @@ def describe(task):
     return f"{task.n_symbols} symbols, halves of up to {task.k_max}"
 
 
+def describe_model(task, c):
+    """The model's sizes in a few words; the encoder-decoder's layers as encoder+decoder."""
+    layers = f"{c.n_layers}+{c.n_layers}" if task.model_name == "Transformer" else f"{c.n_layers}"
+    return f"d_model {c.d_model}, {c.n_heads} heads, {layers} layers, d_ff {c.d_ff}"
+
+
 def profile_command(args, task, model):
     """Time --profile-steps training steps of the task's model on one batch, op by op, and print
     the table: milliseconds per step in each op's forward and backward, and each op's share of the step."""
@@ -137,11 +142,9 @@ def profile_command(args, task, model):
                      lr=WarmupSchedule(model.config.d_model, option(args, "warmup"), option(args, "lr"))(1))
     profile_steps(model, batch, optimizer, 1, task.loss)     # not timed: the first step allocates Adam's state
     totals, step_seconds = profile_steps(model, batch, optimizer, args.profile_steps, task.loss)
-    c = model.config
-    layers = f"{c.n_layers}+{c.n_layers}" if task.model_name == "Transformer" else f"{c.n_layers}"
     print(f"profile of {args.profile_steps} training steps ({args.task}, batch {option(args, 'batch_size')}, "
-          f"{describe(task)}; {task.model_name}, d_model {c.d_model}, {c.n_heads} heads, {layers} "
-          f"layers, d_ff {c.d_ff}),\ntimed op by op by the tape: milliseconds per step, share of the step\n")
+          f"{describe(task)}; {task.model_name}, {describe_model(task, model.config)}),\n"
+          "timed op by op by the tape: milliseconds per step, share of the step\n")
     print(profile_table(totals, step_seconds, args.profile_steps))
     return 0
 

@@ -48,15 +48,10 @@ def numerical_gradient(f, x, dout, eps=1e-6):
     return grad
 
 
-def _output(result):
-    """fn's Tensor; a function returning (out, extras), as F.attention's (out, probs), is checked on out."""
-    return result[0] if isinstance(result, tuple) else result
-
-
 def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=1e-5, rtol=1e-3, rng=0, raise_on_failure=True):
     """Compare the tape's gradients of fn(*inputs) with finite differences, for every float input.
 
-    fn takes Tensors (and constants) and returns a Tensor (or a tuple starting with one). inputs are ndarrays:
+    fn takes Tensors (and constants) and returns one Tensor. inputs are ndarrays:
     floating ones get a gradient, the others (ids, masks) are passed as constants.
     rng (a seed or Generator) draws the random upstream gradient.
     Returns one InputCheck per float input; raises GradcheckError if any fails
@@ -68,7 +63,10 @@ def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=1e-5, rtol=1e-3, rng=0, ra
     tensors = [Tensor(x.copy(), requires_grad=True) if i in wrt else x for i, x in enumerate(inputs)]
 
     with Tape() as tape:
-        out = _output(fn(*tensors))
+        out = fn(*tensors)
+    if not isinstance(out, Tensor):                  # the upstream gradient is drawn in out's shape
+        raise TypeError(f"gradcheck: fn must return one Tensor, got {type(out).__name__}; for a function "
+                        "that returns more, check one output, e.g. lambda q, k, v: F.attention(q, k, v)[0]")
     dout = rng.standard_normal(out.shape).astype(out.dtype)
     if out.requires_grad:
         tape.backward(out, dout)
@@ -77,7 +75,8 @@ def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=1e-5, rtol=1e-3, rng=0, ra
     for i in wrt:
         def f(x, i=i):
             args = [x if j == i else a for j, a in enumerate(inputs)]
-            return _output(fn(*args)).data
+            out = fn(*args)                  # on ndarrays, fn may compute with NumPy alone
+            return out.data if isinstance(out, Tensor) else np.asarray(out)
         numeric = numerical_gradient(f, inputs[i].copy(), dout, eps)
         analytic = tensors[i].grad if tensors[i].grad is not None else np.zeros_like(numeric)
         passed = bool(np.allclose(analytic, numeric, atol=atol, rtol=rtol))
