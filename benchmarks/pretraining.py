@@ -8,17 +8,44 @@ model from scratch on the same labelled sequences for the same number of
 steps. Both are measured by held-out accuracy (1000 sequences, none of them
 among the labelled ones) after every --eval-every steps. The pretrained
 model has had --pretrain-steps more steps of compute on unlabelled data: that
-is the comparison pretraining makes. Run from the repository root:
+is the comparison pretraining makes.
 
-    PYTHONPATH=. python benchmarks/pretraining.py --seeds 0 1 2 3 4
+What pretraining learned is measured too: each pretrained model's masked-LM
+loss on its held-out set, beside two references on the same chosen
+positions: guessing (log n_symbols) and an order-blind predictor, told which
+symbols the other half holds but not in what order, -log(count of the answer
+there / k). Copy or reverse is a question of order only. Run from the
+repository root:
+
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python benchmarks/pretraining.py --seeds 0 1 2 3 4
+
+One BLAS thread, as `train` uses: the thread count changes the rounding, and so the numbers.
 """
 import argparse
+import math
 import os
 import statistics
 
+import numpy as np
+
+from tinytransformer.data import PAD
 from tinytransformer.mlm import classifier_from
 from tinytransformer.tasks import DEFAULTS, make_task
 from tinytransformer.train import EVAL_SEED_OFFSET, train
+
+
+def order_blind_loss(ids, targets):
+    """ids, targets (B, T) a corrupted held-out set -> the mean loss, over the chosen positions, of
+    predicting a symbol of one half from the counts of the other half's symbols, order unknown."""
+    original = np.where(targets != PAD, targets, ids)                     # (B, T) before corruption
+    losses = []
+    for row, target in zip(original[:, 1:], targets[:, 1:]):              # [CLS] dropped: x then y, then PAD
+        k = np.count_nonzero(row != PAD) // 2
+        halves = row[:k], row[k:2 * k]
+        for i in np.flatnonzero(target != PAD):
+            other = halves[1 - i // k]
+            losses.append(-math.log(np.count_nonzero(other == target[i]) / k))
+    return statistics.mean(losses)
 
 
 def main(argv=None):
@@ -28,33 +55,43 @@ def main(argv=None):
     parser.add_argument("--fine-tune-steps", type=int, default=DEFAULTS["classify"]["steps"])
     parser.add_argument("--labelled", type=int, default=DEFAULTS["classify"]["labelled"], help="labelled training sequences")
     parser.add_argument("--eval-every", type=int, default=DEFAULTS["classify"]["eval_every"])
+    parser.add_argument("--fine-tune-lr", type=float, default=DEFAULTS["classify"]["lr"],
+                        help="the schedule's scale for fine-tuning and for training from scratch")
+    parser.add_argument("--variable-length", action="store_true", help="halves of 3 to 6 symbols, for both tasks")
     args = parser.parse_args(argv)
 
     d = DEFAULTS["classify"]
     sizes = dict(d_model=d["d_model"], n_heads=d["heads"], n_layers=d["layers"], d_ff=d["d_ff"], dropout=0.0)
-    schedule = dict(batch_size=d["batch_size"], lr_scale=d["lr"], warmup=d["warmup"], progress=False)
+    schedule = {name: dict(batch_size=DEFAULTS[name]["batch_size"], lr_scale=DEFAULTS[name]["lr"],
+                           warmup=DEFAULTS[name]["warmup"], progress=False) for name in ("mlm", "classify")}
+    schedule["classify"]["lr_scale"] = args.fine_tune_lr
     print(f"BERT d_model {sizes['d_model']}, {sizes['n_heads']} heads, {sizes['n_layers']} layers; "
-          f"pretraining {args.pretrain_steps} steps, fine-tuning {args.fine_tune_steps} steps on "
-          f"{args.labelled} labelled sequences; load {os.getloadavg()[0]:.2f}\n")
-    print(f"{'seed':>4}  {'pretrained: accuracy by step':<44}{'scratch: accuracy by step':<44}")
+          f"pretraining {args.pretrain_steps} steps (lr scale {DEFAULTS['mlm']['lr']}), fine-tuning "
+          f"{args.fine_tune_steps} steps (lr scale {args.fine_tune_lr}) on {args.labelled} labelled sequences"
+          f"{', halves of 3 to 6' if args.variable_length else ''}; "
+          f"load {os.getloadavg()[0]:.2f}\n")
+    print(f"{'seed':>4}  {'pretrained: accuracy by step':<44}{'scratch: accuracy by step':<44}"
+          f"masked-LM loss: pretrained / order-blind / guessing")
     finals = {"pretrained": [], "scratch": []}
     for seed in args.seeds:
-        mlm_task = make_task("mlm", seed=seed + EVAL_SEED_OFFSET)
+        mlm_task = make_task("mlm", seed=seed + EVAL_SEED_OFFSET, variable_length=args.variable_length)
         pretrained = train(mlm_task.config(**sizes), mlm_task, steps=args.pretrain_steps, seed=seed,
-                           eval_every=0, **schedule).model
-        question = make_task("classify", seed=seed + EVAL_SEED_OFFSET, labelled=args.labelled)
+                           eval_every=0, **schedule["mlm"]).model
+        losses = (mlm_task.evaluate(pretrained), order_blind_loss(*mlm_task.eval_set), math.log(mlm_task.n_symbols))
+        question = make_task("classify", seed=seed + EVAL_SEED_OFFSET, labelled=args.labelled,
+                             variable_length=args.variable_length)
         runs = {
             "pretrained": train(None, question, model=classifier_from(pretrained, 2, rng=seed),
                                 steps=args.fine_tune_steps, seed=seed, eval_every=args.eval_every,
-                                target_accuracy=None, **schedule),
+                                target_accuracy=None, **schedule["classify"]),
             "scratch": train(question.config(**sizes), question, steps=args.fine_tune_steps, seed=seed,
-                             eval_every=args.eval_every, target_accuracy=None, **schedule),
+                             eval_every=args.eval_every, target_accuracy=None, **schedule["classify"]),
         }
         cells = []
         for name, result in runs.items():
             finals[name].append(result.exact_match)
             cells.append(" ".join(f"{accuracy:.2f}" for _, accuracy in result.eval_history))
-        print(f"{seed:>4}  {cells[0]:<44}{cells[1]:<44}", flush=True)
+        print(f"{seed:>4}  {cells[0]:<44}{cells[1]:<44}" + " / ".join(f"{x:.3f}" for x in losses), flush=True)
     wins = sum(p > s for p, s in zip(finals["pretrained"], finals["scratch"]))
     print(f"\nheld-out accuracy after {args.fine_tune_steps} fine-tuning steps, over {len(args.seeds)} seeds:")
     for name, values in finals.items():

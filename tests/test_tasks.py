@@ -81,6 +81,17 @@ def test_classify_held_out_sequences_are_not_among_the_labelled(small_tasks):
         tasks.ClassifyTask(k_max=3, n_symbols=3, n_labelled=50, eval_size=500)   # 36 sequences in all
 
 
+def test_mlm_and_classify_halves_have_one_length_unless_variable_length_is_asked():
+    def half_lengths(ids):                                     # (B, T) -> the set of k over the rows
+        return set((np.count_nonzero(ids[:, 1:] != tt.PAD, axis=1) // 2).tolist())
+
+    assert half_lengths(tasks.ClassifyTask(k_max=5, n_labelled=200, eval_size=200).eval_set.ids) == {5}
+    assert half_lengths(tasks.MaskedLMTask(k_max=5, eval_size=200).eval_set.ids) == {5}   # corruption keeps PAD
+    assert half_lengths(tasks.ClassifyTask(k_max=5, variable_length=True, n_labelled=200,
+                                           eval_size=200).eval_set.ids) == {3, 4, 5}
+    assert half_lengths(tasks.MaskedLMTask(k_max=5, variable_length=True, eval_size=200).eval_set.ids) == {3, 4, 5}
+
+
 def test_text_generation_goes_past_the_models_max_len(small_tasks):
     task = small_tasks["text"]
     model = tt.nn.GPT(task.config(**TINY), rng=0)

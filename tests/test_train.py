@@ -238,9 +238,12 @@ def test_command_line_profile_prints_the_time_of_each_op(capsys):
 
 
 def test_cli_help_shows_the_defaults_train_uses(capsys):
+    from tinytransformer.tasks import DEFAULTS
     from tinytransformer.train import LR_SCALE, WARMUP
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())          # undo the line wrapping
-    assert f"scale of the warmup learning-rate schedule (default: {LR_SCALE})" in help_text
+    # fine-tuning [CLS] takes a smaller step than train()'s default, which every other task uses
+    assert (f"scale of the warmup learning-rate schedule (default: copy/reverse/addition/text/mlm {LR_SCALE}, "
+            f"classify {DEFAULTS['classify']['lr']})") in help_text
     assert f"steps of linear learning-rate warmup (default: {WARMUP})" in help_text

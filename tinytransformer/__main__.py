@@ -120,7 +120,8 @@ def describe(task):
         return f"{task.digits}-digit numbers, {len(task.split.held_out)} held-out problems"
     if task.name == "text":
         return f"{len(task.corpus.text)} characters, {task.seq_len} of context"
-    return f"{task.n_symbols} symbols, halves of up to {task.k_max}"
+    halves = f"3 to {task.k_max}" if task.variable_length else f"{task.k_max}"
+    return f"{task.n_symbols} symbols, halves of {halves}"
 
 
 def describe_model(task, c):
@@ -203,10 +204,11 @@ def add_train_parser(commands):
 
     train.add_argument("--task", choices=NAMES, default="reverse", help="the task (and so the model)")
     per_task_option("--seq-len", "copy/reverse: symbols per sequence; text: characters of context; "
-                                 "mlm/classify: longest half of a sequence")
+                                 "mlm/classify: symbols in each half of a sequence")
     per_task_option("--vocab", "number of distinct symbols (copy, reverse, mlm, classify)")
     train.add_argument("--variable-length", action="store_true",
-                       help="copy/reverse: lengths 1..seq-len, padded with PAD")
+                       help="copy/reverse: lengths 1..seq-len; mlm/classify: halves of 3..seq-len; "
+                            "padded with PAD")
     per_task_option("--digits", "addition: digits of each number")
     per_task_option("--labelled", "classify: labelled training sequences")
     train.add_argument("--pretrained", metavar="PATH",

@@ -56,10 +56,10 @@ def make_sequences(batch_size, k_max, n_symbols, rng, k_min=3):
     return LabelledBatch(ids, labels.astype(np.int64))
 
 
-def pretraining_batch(batch_size, k_max, n_symbols, rng, p=0.15):
+def pretraining_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3):
     """Corpus sequences corrupted by BERT's rule: LMBatch(corrupted ids, targets at the chosen positions)."""
     rng = np.random.default_rng(rng)
-    ids, _ = make_sequences(batch_size, k_max, n_symbols, rng)
+    ids, _ = make_sequences(batch_size, k_max, n_symbols, rng, k_min)
     return LMBatch(*mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols)))
 
 
