@@ -226,7 +226,8 @@ def min_half(k_max, variable_length):
     With halves of one length, the middle of every sequence is at the same position; with variable
     lengths it moves, and the model must find it before it can compare the halves. The classroom
     model does not learn that in the default steps: its masked-LM loss stays above what knowing only
-    which symbols the other half holds gives, and [CLS] stays near chance (README, "Train").
+    which symbols the other half holds gives, and [CLS] stays near chance (README, "Train a
+    Transformer, a GPT or a BERT").
     """
     return min(3, k_max) if variable_length else k_max
 
