@@ -81,8 +81,8 @@ def train_command(args):
         return profile_command(args, task, model or new_model(task, config, rng=args.seed))
     target = option(args, "target_accuracy") if task.exact else None
     steps, lr, warmup, batch_size = (option(args, name) for name in ("steps", "lr", "warmup", "batch_size"))
-    print(f"{args.task} task ({task.model_name}): {describe(task)}; {describe_model(task, config)}; batch {batch_size}, "
-          f"Adam, warmup {warmup}, lr scale {lr}, seed {args.seed}"
+    print(f"{args.task} task ({task.model_name}): {describe(task)}; {describe_model(task, config)}; "
+          f"batch {batch_size}, Adam, warmup {warmup}, lr scale {lr}, seed {args.seed}"
           + (f", from {args.pretrained}" if args.pretrained else ""))
     result = train(None if model else config, task, batch_size=batch_size, steps=steps, lr_scale=lr, warmup=warmup,
                    clip_norm=args.clip_norm, label_smoothing=args.label_smoothing, seed=args.seed,
@@ -120,7 +120,7 @@ def describe(task):
         return f"{task.digits}-digit numbers, {len(task.split.held_out)} held-out problems"
     if task.name == "text":
         return f"{len(task.corpus.text)} characters, {task.seq_len} of context"
-    halves = f"3 to {task.k_max}" if task.variable_length else f"{task.k_max}"
+    halves = f"{task.k_min} to {task.k_max}" if task.variable_length else f"{task.k_max}"
     return f"{task.n_symbols} symbols, halves of {halves}"
 
 
@@ -162,9 +162,10 @@ def plot_training(result, task, path):
     model = result.model.eval()
     inputs, key_labels, query_labels = task.plot_example()
     model(*inputs)                                                      # fills each layer's .probs
-    names = list(model.attention_probs())
+    probs_by_layer = model.attention_probs()
+    names = list(probs_by_layer)
     last = ([name for name in names if name.endswith("cross_attn")] or names)[-1]
-    probs = model.attention_probs()[last][0].mean(axis=0)                # (T_q, T_k)
+    probs = probs_by_layer[last][0].mean(axis=0)                         # (h, T_q, T_k) -> (T_q, T_k)
     figure, (ax_loss, ax_attention) = plot.plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     plot.loss_curve(result.losses, ax=ax_loss, steps=range(1, len(result.losses) + 1), log_scale=True,
                     title=f"{result.task}: training loss")
@@ -175,7 +176,7 @@ def plot_training(result, task, path):
 
 
 def per_task(name, fmt=str):
-    """ "(default: copy/reverse 10, text 64)": the default of option `name` for each task that has one."""
+    """ "(default: copy/reverse 10, text 32, mlm/classify 6)": option `name`'s default for each task that has one."""
     from .tasks import DEFAULTS, NAMES
     groups = {}
     for task in NAMES:

@@ -116,7 +116,7 @@ def read_config(entry, path):
 
 
 def read_model_class(entry, path):
-    """The name saved under "model" -> the class (Transformer if the file predates the entry)."""
+    """The name saved under "model" -> the class (a file older than the entry: the caller passes "Transformer")."""
     name = str(entry)
     if name not in MODELS:
         raise ValueError(f"load_checkpoint: {path} holds a model of unknown class {name!r}; "

@@ -21,7 +21,7 @@ on tokens 0..i alone and never change once computed (dropout is off, so
 recomputing them would give the very same numbers). Each step therefore runs
 the decoder on the newest token only and reads the keys and values of the
 earlier ones from a KVCache; the encoder output's keys and values are computed
-once. T steps run the decoder on T positions in all, instead of
+once. T steps run the decoder on T positions in all (GPT's first step: its whole prompt), instead of
 1 + 2 + ... + T = T(T + 1)/2 without the cache. use_cache=False re-runs the
 whole prefix every step: the reference the tests compare with.
 """
@@ -75,6 +75,7 @@ def start(model, ids, max_len, name, repeat=1):
         return np.repeat(ids, repeat, axis=0), model.decode                # (B * repeat, T_prompt)
     memory, src_keep = model.encode(ids)           # encoder-decoder: encode once, start from BOS
     memory, src_keep = np.repeat(memory.data, repeat, axis=0), np.repeat(src_keep, repeat, axis=0)
+    # memory (B * repeat, T_src, d_model), src_keep (B * repeat, 1, T_src)
 
     def decoder(new, cache):
         return model.decode(new, memory, src_keep, cache)

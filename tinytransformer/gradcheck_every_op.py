@@ -1,7 +1,8 @@
 """The gradient check of every op, on small unequal shapes, in float64.
 
 `python -m tinytransformer gradcheck` prints these as a table, and the tests
-run each one. Shapes are unequal (2, 3, 4, 5) so a swapped axis fails;
+run each one. Shapes are unequal where the op allows it (2, 3, 4, 5), so a swapped axis fails
+(the head-splitting and per-head checks repeat a size);
 inputs stay away from kinks (relu at 0) and poles (div, log at 0).
 """
 from typing import Callable, NamedTuple

@@ -97,8 +97,8 @@ class Adam(Optimizer):
     def _adopt(self, i):
         """Copy parameter i's values into its slice of the vector and make its .data a view of that slice."""
         p = self.params[i]
-        self.flat[self.slices[i]] = p.data.reshape(-1)
-        self.views[i] = p.data = self.flat[self.slices[i]].reshape(p.data.shape)
+        self.flat[self.slices[i]] = p.data.reshape(-1)                            # (size,)
+        self.views[i] = p.data = self.flat[self.slices[i]].reshape(p.data.shape)  # back to p's shape
 
     def step(self):
         skipped = []
@@ -109,7 +109,7 @@ class Adam(Optimizer):
                 skipped.append((part, self.flat[part].copy(), self.m[part].copy(), self.v[part].copy()))
                 self.grad[part] = 0
             else:
-                self.grad[part] = p.grad.reshape(-1)
+                self.grad[part] = p.grad.reshape(-1)                                # (size,)
         self.t += 1
         correction1 = 1.0 - self.beta1 ** self.t
         correction2 = 1.0 - self.beta2 ** self.t

@@ -7,8 +7,7 @@ Tensors, walking the tape).
 """
 import time
 
-from . import functional as F
-from .data import PAD
+from .tasks import transformer_loss
 from .tensor import Tape
 
 
@@ -37,12 +36,7 @@ class ProfilingTape(Tape):
         return grads
 
 
-def encoder_decoder_loss(model, batch):
-    """The copy/reverse loss: cross-entropy of the decoder's predictions, PAD ignored."""
-    return F.cross_entropy(model(batch.src, batch.tgt_in), batch.tgt_out, ignore_index=PAD)
-
-
-def profile_steps(model, batch, optimizer, steps=20, loss_fn=encoder_decoder_loss):
+def profile_steps(model, batch, optimizer, steps=20, loss_fn=transformer_loss):
     """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step).
 
     loss_fn(model, batch) -> scalar Tensor: any task's loss (tasks.py's task.loss).

@@ -36,6 +36,7 @@ import sys
 
 M_TRIM_THRESHOLD = -1   # free memory at the top of the heap kept before trimming it
 M_MMAP_THRESHOLD = -3   # blocks at least this large come from mmap (and go back with munmap)
+MMAP_BYTES, TRIM_BYTES = 64 * 2**20, 256 * 2**20     # the values we set them to
 
 # OpenBLAS's thread functions, by build: the plain library, and the 64-bit-integer
 # builds that NumPy's wheels bundle (scipy-openblas, with a prefix and a suffix).
@@ -98,7 +99,7 @@ def _openblas_thread_functions():
     return None
 
 
-def _keep_freed_memory(mmap_threshold=64 * 2**20, trim_threshold=256 * 2**20):
+def _keep_freed_memory():
     """Raise glibc's mmap and trim thresholds; True if it took effect."""
     if not sys.platform.startswith("linux"):
         return False
@@ -106,4 +107,4 @@ def _keep_freed_memory(mmap_threshold=64 * 2**20, trim_threshold=256 * 2**20):
         mallopt = ctypes.CDLL(ctypes.util.find_library("c")).mallopt
     except (OSError, AttributeError, TypeError):
         return False
-    return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_BYTES)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_BYTES))

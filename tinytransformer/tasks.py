@@ -11,8 +11,6 @@ reverse, addition, classify): evaluate returns the held-out exact match and
 training may stop at a target. For the language models (text, mlm) it
 returns the held-out loss (lower is better) and training runs all its steps.
 """
-import dataclasses
-
 import numpy as np
 
 from . import addition, functional as F, mlm, nn, text
@@ -110,10 +108,7 @@ class SequenceTask:
         return nn.TransformerConfig(vocab_size=vocab_size(self.n_symbols), max_len=self.seq_len + 1, **sizes)
 
     def check(self, config):
-        if config.vocab_size < vocab_size(self.n_symbols) or config.max_len < self.seq_len + 1:
-            raise ValueError(f"train: the config (vocab_size={config.vocab_size}, max_len={config.max_len}) "
-                             f"has no room for {self.n_symbols} symbols and sequences of {self.seq_len} + EOS; "
-                             f"it needs vocab_size >= {vocab_size(self.n_symbols)} and max_len >= {self.seq_len + 1}")
+        needs(config, self.name, vocab_size(self.n_symbols), self.seq_len + 1)       # + 1: EOS
 
     def batch(self, batch_size, rng):
         return make_batch(self.name, batch_size, self.seq_len, self.n_symbols, rng, self.variable_length)
@@ -177,7 +172,7 @@ class AdditionTask:
         return lines
 
     def plot_example(self):
-        ids = addition.as_batch(addition.Problems(*(ids[:1] for ids in self.eval_set))).ids
+        ids = addition.as_batch(addition.Problems(*(ids[:1] for ids in self.eval_set))).ids   # (1, T)
         names = list(addition.problem_text(ids[0]))
         return (ids,), names, names
 
@@ -215,7 +210,7 @@ class TextTask:
         return lines
 
     def plot_example(self):
-        ids = self.eval_set.ids[:1, :32]
+        ids = self.eval_set.ids[:1, :32]                                      # (1, up to 32)
         names = list(self.corpus.decode(ids[0]))
         return (ids,), names, names
 
@@ -270,7 +265,7 @@ class MaskedLMTask:
         return lines
 
     def plot_example(self):
-        ids = self.eval_set.ids[:1]
+        ids = self.eval_set.ids[:1]                                           # (1, T)
         return (ids,), mlm_token_names(ids[0]), mlm_token_names(ids[0])
 
 
@@ -281,7 +276,7 @@ class ClassifyTask:
 
     def __init__(self, k_max=6, n_symbols=8, n_labelled=256, variable_length=False, eval_size=1000, data_seed=0):
         self.k_max, self.n_symbols, self.variable_length = k_max, n_symbols, variable_length
-        k_min = min_half(k_max, variable_length)
+        self.k_min = k_min = min_half(k_max, variable_length)
         labelled_seed, eval_seed = np.random.SeedSequence(data_seed).spawn(2)
         self.eval_set = mlm.make_sequences(eval_size, k_max, n_symbols, np.random.default_rng(eval_seed), k_min)
         drawn = mlm.make_sequences(n_labelled, k_max, n_symbols, np.random.default_rng(labelled_seed), k_min)
@@ -323,9 +318,7 @@ class ClassifyTask:
             f"  {' '.join(mlm_token_names(row)):<40} {answer[label]:<8} predicted {answer[guess]}"
             for row, label, guess in zip(ids, labels, predicted)]
 
-    def plot_example(self):
-        ids = self.eval_set.ids[:1]
-        return (ids,), mlm_token_names(ids[0]), mlm_token_names(ids[0])
+    plot_example = MaskedLMTask.plot_example        # the first held-out sequence, read the same way
 
 
 def mlm_token_names(ids):

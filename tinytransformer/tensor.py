@@ -144,6 +144,6 @@ class Tape:
         self.records.clear()
         self.released = True
 
-    # Where the innermost tape runs an op's forward and its backward: profile.py's ProfilingTape times these.
+    # run_forward runs on the innermost tape, run_backward on the tape being replayed: ProfilingTape times both.
     def run_forward(self, forward, arrays, options): return forward(*arrays, **options)
     def run_backward(self, record, dout): return record.backward(dout, record.cache)

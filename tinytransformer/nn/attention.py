@@ -70,7 +70,7 @@ class KeysValues:
 
     def select(self, rows):
         if self.k is not None:
-            self.k, self.v = Tensor(self.k.data[rows]), Tensor(self.v.data[rows])
+            self.k, self.v = Tensor(self.k.data[rows]), Tensor(self.v.data[rows])   # (len(rows), h, T_k, d_k)
 
 
 class KVCache:

@@ -29,7 +29,7 @@ class EncoderLayer(Module):
         self.norm_first = c.norm_first
 
     def forward(self, x, keep, cache=None):
-        """x (B, T, d_model) -> (B, T, d_model); keep (B or 1, T or 1, T) says who may attend to whom.
+        """x (B, T, d_model) -> (B, T, d_model); keep, broadcastable to (B, T, T_k), says who may attend to whom.
 
         cache: this layer's LayerCache when decoding incrementally (a causal keep only).
         """

@@ -15,7 +15,7 @@ class TransformerConfig:
 
     The size defaults are the classroom model's (d_model 64, 4 heads, 2 layers,
     d_ff 128); dropout defaults to the paper's 0.1 and max_len to 64. The
-    classroom model itself is trained with max_len=11 and dropout=0.0 (train.py).
+    classroom model itself is trained with max_len=11 and dropout=0.0 (tasks.py).
     """
     vocab_size: int
     d_model: int = 64

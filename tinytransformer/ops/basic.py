@@ -100,8 +100,8 @@ def matmul_forward(a, b):
 def matmul_backward(dout, cache):
     a, b = cache
     # out = a @ b  ->  da = dout @ b.T, db = a.T @ dout (.T swaps the last two axes)
-    da = fast.matmul_transposed(dout, b)                   # dout @ b.T
-    db = a.swapaxes(-1, -2) @ dout
+    da = fast.matmul_transposed(dout, b)                   # dout @ b.T: (..., n, k)
+    db = a.swapaxes(-1, -2) @ dout                         # (..., k, m), before summing to b's shape
     return unbroadcast(da, a.shape), unbroadcast(db, b.shape)
 
 

@@ -6,6 +6,7 @@
 """
 import numpy as np
 
+from .basic import unbroadcast
 from .checks import check_float
 
 
@@ -29,10 +30,10 @@ def layer_norm_forward(x, gamma, beta, eps=1e-5):
 
 def layer_norm_backward(dout, cache):
     xhat, rstd, gamma = cache
-    # forward: y = gamma * xhat + beta  ->  dgamma = sum(dy * xhat), dbeta = sum(dy)
-    rows = tuple(range(dout.ndim - 1))                     # every axis but the last
-    dgamma = (dout * xhat).sum(axis=rows)                  # (D,)
-    dbeta = dout.sum(axis=rows)                            # (D,)
+    # forward: y = gamma * xhat + beta, gamma and beta (D,) stretched over the rows
+    #   ->  dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy
+    dgamma = unbroadcast(dout * xhat, gamma.shape)         # (D,)
+    dbeta = unbroadcast(dout, gamma.shape)                 # (D,)
     # forward: xhat = (x - mean) * rstd; mean and rstd depend on every x_j too, giving
     #   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
     dxhat = dout * gamma                                   # (..., D)

@@ -28,7 +28,7 @@ def _row_max(x, axis):
 def softmax_forward(x, axis=-1):
     check_float("softmax", x=x)
     e = np.exp(x - _row_max(x, axis))
-    total = e.sum(axis=axis, keepdims=True)
+    total = e.sum(axis=axis, keepdims=True)                # x's shape with size 1 along axis
     # A fully masked row (all -inf) has e = 0 and total = 0: dividing by 1
     # instead gives probabilities of zero, never 0/0 = nan.
     out = e / np.where(total == 0, 1, total)
