@@ -53,9 +53,9 @@ def encode(a, b, digits):
                          f"got shapes {a.shape} and {b.shape}")
     B = len(a)
     prompt = np.concatenate([digits_of(a, digits) + N_SPECIAL, np.full((B, 1), PLUS),
-                             digits_of(b, digits) + N_SPECIAL, np.full((B, 1), EQUALS)], axis=1)
+                             digits_of(b, digits) + N_SPECIAL, np.full((B, 1), EQUALS)], axis=1)   # (B, 2 * digits + 2)
     reversed_sum = digits_of(a + b, digits + 1)[:, ::-1] + N_SPECIAL      # (B, digits + 1)
-    answer = np.concatenate([reversed_sum, np.full((B, 1), EOS)], axis=1)
+    answer = np.concatenate([reversed_sum, np.full((B, 1), EOS)], axis=1)                # (B, digits + 2)
     return Problems(prompt.astype(np.int64), answer.astype(np.int64))
 
 

@@ -46,11 +46,11 @@ def make_sequences(batch_size, k_max, n_symbols, rng, k_min=3):
     labels = rng.integers(0, 2, size=B)                                     # (B,) 1 = reverse
     position = np.arange(K)                                                 # (K,)
     mirrored = np.clip(k[:, None] - 1 - position, 0, K - 1)                 # (B, K) i -> k - 1 - i
-    y = np.where(labels[:, None] == 1, np.take_along_axis(x, mirrored, axis=1), x)
+    y = np.where(labels[:, None] == 1, np.take_along_axis(x, mirrored, axis=1), x)   # (B, K)
     real = position < k[:, None]                                            # (B, K)
-    ids = np.full((B, 1 + 2 * K), PAD, dtype=np.int64)
+    ids = np.full((B, 1 + 2 * K), PAD, dtype=np.int64)                      # (B, 1 + 2K)
     ids[:, 0] = CLS
-    row, col = np.nonzero(real)
+    row, col = np.nonzero(real)                                             # (N,) each: every real position of x
     ids[row, 1 + col] = x[row, col] + MLM_N_SPECIAL
     ids[row, 1 + k[row] + col] = y[row, col] + MLM_N_SPECIAL                # y follows x without a gap
     return LabelledBatch(ids, labels.astype(np.int64))
