@@ -1,6 +1,6 @@
 """Fixtures and helpers shared by the test files.
 
-Test files import the helpers directly: `from conftest import keep_mask, normal, param, tiny_config`.
+Test files import the helpers directly: `from conftest import binomial_bounds, keep_mask, normal, param, tiny_config`.
 """
 import numpy as np
 import pytest
@@ -36,6 +36,12 @@ def keep_mask(*shape, empty_row=None):
             keep[empty_row] = False
         return keep
     return make
+
+
+def binomial_bounds(n, p, z=5.0):
+    """n * p +- z binomial standard deviations: a seeded draw outside it is a wrong rule, not bad luck."""
+    sd = np.sqrt(n * p * (1 - p))
+    return n * p - z * sd, n * p + z * sd
 
 
 def tiny_config(**changes):

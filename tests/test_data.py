@@ -6,6 +6,8 @@ import tinytransformer as tt
 from tinytransformer import data
 from tinytransformer.data import BOS, EOS, PAD
 
+from conftest import binomial_bounds
+
 
 def test_special_tokens_and_vocabulary_size():
     assert (PAD, BOS, EOS) == (0, 1, 2) == (tt.PAD, tt.BOS, tt.EOS)
@@ -93,12 +95,6 @@ def test_worked_example_gives_the_hand_computed_attention_outputs():
 
 def test_bert_special_tokens_come_after_pad_bos_eos():
     assert (data.CLS, data.MASK, data.MLM_N_SPECIAL) == (3, 4, 5)
-
-
-def binomial_bounds(n, p, z=5.0):
-    """n * p +- z binomial standard deviations: a seeded draw outside it is a wrong rule, not bad luck."""
-    sd = np.sqrt(n * p * (1 - p))
-    return n * p - z * sd, n * p + z * sd
 
 
 def test_mask_tokens_follows_berts_80_10_10_rule_in_frequency():

@@ -59,7 +59,8 @@ def test_gpt_is_causal(norm_first):
 
 
 def test_positions_matter():
-    """Without positions attention is order-blind; with either kind, swapping two tokens changes position 2."""
+    """With either kind of positions, swapping tokens 0 and 1 changes what position 2 predicts
+    (attention itself is order-blind: only the positions tell them apart)."""
     swapped = IDS[:, [1, 0, 2, 3, 4]]
     for positions in ("learned", "sinusoidal"):
         model = GPT(tiny_config(positions=positions), rng=0)

@@ -74,6 +74,7 @@ def test_same_seed_same_model_other_seed_differs():
 
 
 def test_float32_by_default_and_logits_shape():
+    assert tt.TransformerConfig(vocab_size=7).dtype == "float32"
     model = Transformer(tiny_config(dtype="float32"), rng=0)
     logits = model(SRC, TGT_IN)
     assert logits.shape == (2, 4, 7) and logits.dtype == np.float32

@@ -27,15 +27,16 @@ def test_mask_sets_dropped_scores_to_minus_infinity(rng):
 
 def test_attention_masks_by_selection_even_with_huge_scores(rng):
     # adding the 0/-inf array selects: a kept score is unchanged (x + 0 = x) and a masked one is
-    # exactly -inf, so even scores of 1e30 give the same probabilities as np.where(keep, scores, -inf)
-    q = np.array([[[1e15, 0.0], [1.0, 2.0]]])                       # (1, 2, 2): scores up to 1e30
-    k = np.array([[[1e15, 1.0], [-1e15, 3.0]]])
+    # exactly -inf. The masked score here is 1e30, which a finite penalty such as -1e9 would leave
+    # the largest (1e30 - 1e9 == 1e30): row 0 would attend to the masked key alone
+    q = np.array([[[1e15, 0.0], [1.0, 2.0]]])                       # (1, 2, 2)
+    k = np.array([[[1.0, 1.0], [1e15, 3.0]]])                       # scores: row 0 [1e15, 1e30 masked]
     v = rng.standard_normal((1, 2, 3))
     keep = np.array([[True, False], [True, True]])
     _, probs = F.attention(q, k, v, keep, scale=1.0)
     expected, _ = ops.softmax_forward(np.where(keep, q @ k.swapaxes(-1, -2), -np.inf))
     np.testing.assert_array_equal(probs, expected)
-    assert probs[0, 0, 1] == 0.0
+    assert probs[0, 0, 0] == 1.0 and probs[0, 0, 1] == 0.0
 
 
 def test_mask_backward_passes_the_gradient_where_kept(rng):

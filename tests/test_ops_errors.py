@@ -8,7 +8,7 @@ from tinytransformer import functional as F
 
 
 
-x235, W54, b4 = np.zeros((2, 3, 5)), np.zeros((5, 4)), np.zeros(4)
+x235, W54 = np.zeros((2, 3, 5)), np.zeros((5, 4))
 
 
 

@@ -72,7 +72,7 @@ def test_fine_tuning_starts_from_the_pretrained_weights_and_a_new_head(small_tas
     assert result.model is classifier
 
 
-def test_classify_held_out_sequences_are_not_among_the_labelled(small_tasks):
+def test_classify_held_out_sequences_are_not_among_the_labelled():
     task = tasks.ClassifyTask(k_max=3, n_symbols=6, n_labelled=500, eval_size=200, data_seed=0)  # 360 in all
     held_out = {row.tobytes() for row in task.eval_set.ids}
     assert not any(row.tobytes() in held_out for row in task.labelled.ids)

@@ -5,6 +5,8 @@ import pytest
 from tinytransformer import addition, mlm, text
 from tinytransformer.data import CLS, EOS, MASK, MLM_N_SPECIAL, PAD
 
+from conftest import binomial_bounds
+
 
 def test_addition_encodes_fixed_width_operands_and_the_reversed_sum():
     prompt, answer = addition.encode([123, 5], [45, 999], digits=3)
@@ -33,9 +35,8 @@ def test_addition_held_out_problems_are_never_drawn_for_training():
     # every one of the 70 others is drawn, uniformly
     counts = np.bincount(drawn, minlength=100)
     assert set(np.flatnonzero(counts)) == set(range(100)) - set(split.held_out)
-    n, p = len(drawn), 1 / 70
-    sd = np.sqrt(n * p * (1 - p))
-    assert (abs(counts[counts > 0] - n * p) < 5 * sd).all()
+    low, high = binomial_bounds(len(drawn), 1 / 70)
+    assert ((low < counts[counts > 0]) & (counts[counts > 0] < high)).all()
 
 
 def test_addition_split_of_three_digits_and_its_batches():
@@ -83,3 +84,5 @@ def test_mlm_pretraining_batch_corrupts_only_symbols():
     corrupted, targets = mlm.pretraining_batch(100, 6, 8, rng=0)
     assert (corrupted[:, 0] == CLS).all() and (targets[:, 0] == PAD).all()
     assert (corrupted == MASK).any() and (targets != PAD).any()
+    assert (targets[corrupted == MASK] != PAD).all()            # [MASK] only where a target is asked
+    assert (targets[corrupted == PAD] == PAD).all()             # PAD is never chosen
