@@ -1,6 +1,6 @@
 """Fixtures and helpers shared by the test files.
 
-Test files import the helpers directly: `from conftest import binomial_bounds, keep_mask, normal, param, tiny_config`.
+Test files import the helpers directly: `from conftest import binomial_bounds, keep_mask, normal, param, tiny_config` (and decoding_config).
 """
 import numpy as np
 import pytest
@@ -42,6 +42,12 @@ def binomial_bounds(n, p, z=5.0):
     """n * p +- z binomial standard deviations: a seeded draw outside it is a wrong rule, not bad luck."""
     sd = np.sqrt(n * p * (1 - p))
     return n * p - z * sd, n * p + z * sd
+
+
+def decoding_config(**changes):
+    """Random weights, vocabulary 13, max_len 12, float64: long sequences that rarely hit EOS, for
+    comparing decoding with and without the key/value cache."""
+    return tiny_config(vocab_size=13, d_model=16, n_heads=4, d_ff=24, max_len=12, **changes)
 
 
 def tiny_config(**changes):

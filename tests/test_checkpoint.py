@@ -8,6 +8,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer.nn import Transformer, TransformerConfig
 
+from conftest import tiny_config
+
 SRC = np.array([[3, 4, 5, 6], [6, 5, 0, 0]])            # (2, 4)
 TGT_IN = np.array([[1, 3, 4], [1, 6, 5]])               # (2, 3)
 
@@ -56,9 +58,8 @@ MODEL_CHANGES = {"GPT": dict(norm_first=True, positions="learned", activation="g
 
 @pytest.mark.parametrize("name", list(MODEL_CHANGES))
 def test_every_model_round_trips_as_its_own_class(tmp_path, name):
-    fields = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=2, d_ff=12, max_len=5, dropout=0.1)
     model_class = getattr(tt.nn, name.split("-")[0])
-    model = model_class(TransformerConfig(**fields, **MODEL_CHANGES[name]), rng=0).eval()
+    model = model_class(tiny_config(max_len=5, dropout=0.1, dtype="float32", **MODEL_CHANGES[name]), rng=0).eval()
     tt.save_checkpoint(model, tmp_path / "model.npz")
     loaded = tt.load_checkpoint(tmp_path / "model.npz")
     assert type(loaded) is model_class and loaded.config == model.config and not loaded.training

@@ -11,6 +11,8 @@ from tinytransformer.nn import KVCache, TransformerConfig
 from tinytransformer.tensor import Tensor
 from tinytransformer.train import exact_match, train
 
+from conftest import decoding_config
+
 SEQ_LEN, N_SYMBOLS = 4, 4
 
 
@@ -170,9 +172,7 @@ def float64_copy(model):
 
 def untrained(norm_first):
     """Random weights, vocabulary 13, max_len 12: long sequences, rarely EOS, beams re-ranked often."""
-    config = TransformerConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=2, d_ff=24, max_len=12,
-                               dropout=0.0, norm_first=norm_first, dtype="float64")
-    return tt.nn.Transformer(config, rng=5)
+    return tt.nn.Transformer(decoding_config(norm_first=norm_first), rng=5)
 
 
 def untrained_source():
@@ -253,9 +253,7 @@ def test_the_cache_runs_one_position_per_step(use_cache, positions):
 # GPT: the same functions continue a prompt; the cache gives exactly the uncached result.
 
 def untrained_gpt(norm_first, positions="learned"):
-    config = TransformerConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=2, d_ff=24, max_len=12,
-                               dropout=0.0, norm_first=norm_first, positions=positions, dtype="float64")
-    return tt.nn.GPT(config, rng=5)
+    return tt.nn.GPT(decoding_config(norm_first=norm_first, positions=positions), rng=5)
 
 
 PROMPT = np.random.default_rng(7).integers(3, 13, size=(4, 3))             # (4, 3)

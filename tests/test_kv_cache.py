@@ -7,12 +7,11 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 
+from conftest import decoding_config
+
 
 def tiny_model(norm_first, tie_embeddings=True, seed=3):
-    config = tt.TransformerConfig(vocab_size=13, d_model=16, n_heads=4, n_layers=2, d_ff=24, max_len=12,
-                                  dropout=0.0, norm_first=norm_first, tie_embeddings=tie_embeddings,
-                                  dtype="float64")
-    return tt.nn.Transformer(config, rng=seed)
+    return tt.nn.Transformer(decoding_config(norm_first=norm_first, tie_embeddings=tie_embeddings), rng=seed)
 
 
 def source_and_target(rng):
