@@ -1,8 +1,7 @@
 """What each speed-up buys: the classroom training step with and without it, in one process, alternating.
 
-Each comparison swaps one piece for its plain version (a plain NumPy reduction
-for an idiom of tinytransformer/ops/fast_numpy.py, the per-parameter Adam for
-the flat-vector one, the sorting embedding backward for the one-hot product)
+Each comparison swaps one piece for its plain version (the per-parameter Adam
+for the flat-vector one, the sorting embedding backward for the one-hot product)
 and times blocks of training steps of the same model, plain and fast in turn,
 alternating which goes first. Prints the median ms per step of each and the
 median of the per-round differences (what the speed-up buys). One BLAS thread.
@@ -22,7 +21,6 @@ def plain_versions():
     import numpy as np
 
     from tinytransformer import ops
-    from tinytransformer.ops import fast_numpy
 
     def swapped(module, name, replacement):
         @contextlib.contextmanager
@@ -47,9 +45,6 @@ def plain_versions():
         return None, dtable
 
     return {
-        "max_last (rows to columns)": swapped(fast_numpy, "max_last", lambda x: x.max(axis=-1, keepdims=True)),
-        "matmul_transposed (copy b.T)": swapped(fast_numpy, "matmul_transposed",
-                                                lambda a, b: a @ b.swapaxes(-1, -2)),
         "embedding backward: one-hot product": swapped(ops, "embedding_backward", embedding_backward_by_sorting),
         "Adam over one flat vector": "per-parameter Adam",
     }
@@ -130,24 +125,6 @@ def main(argv=None):
             gains.append(statistics.median(results["plain"]) - statistics.median(results["fast"]))
         print(f"{name:<40}{statistics.median(plain_ms):>8.2f}{statistics.median(fast_ms):>8.2f}"
               f"{statistics.median(gains):>8.2f}")
-
-
-    masking_by_selection()
-
-
-def masking_by_selection():
-    """Attention's masking on its own: np.where on the full scores against adding the small 0/-inf array."""
-    import timeit
-
-    import numpy as np
-
-    from tinytransformer.ops.attention import blocked_scores
-    scores = np.random.default_rng(0).standard_normal((64, 4, 11, 11)).astype(np.float32)  # (B, h, T, T)
-    keep = np.tri(11, dtype=bool)                                                             # causal
-    where = min(timeit.repeat(lambda: np.where(keep, scores, -np.inf), number=200, repeat=5)) / 200
-    added = min(timeit.repeat(lambda: scores + blocked_scores(keep, scores.dtype), number=200, repeat=5)) / 200
-    print(f"\nmasking (64, 4, 11, 11) float32 scores by a causal keep-mask: np.where {1e6 * where:.0f} us, "
-          f"adding the 0/-inf array {1e6 * added:.0f} us (best of 5)")
 
 
 if __name__ == "__main__":
