@@ -144,3 +144,40 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     for name in tasks.NAMES:
         assert f"{name} ({tasks.TASKS[name].model_class.__name__})" in help_text
     assert "at most this many steps (default: copy/reverse/" in help_text        # per-task defaults are shown
+
+
+TINY_TEXT = ["--task", "text", "--seq-len", "16", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+             "--batch-size", "8", "--steps", "4", "--eval-every", "2"]
+
+
+@pytest.mark.parametrize("options, per_token", [(["--tokenizer", "bpe", "--vocab-size", "300"], "BPE of 300 tokens"),
+                                                ([], "characters as tokens"),
+                                                (["--text", "python-docs"], "'s language reference (pydoc_data.topics)")])
+def test_command_line_text_task_reports_the_loss_per_character(tmp_path, capsys, options, per_token):
+    path = tmp_path / "run.json"
+    assert main(["train", *TINY_TEXT, *options, "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(path.read_text())
+    assert per_token in out.splitlines()[0]
+    loss, per_character, characters_per_token = (result[key] for key in (
+        "held_out_loss", "held_out_nats_per_character", "characters_per_token"))
+    assert per_character == pytest.approx(loss / characters_per_token)
+    assert (characters_per_token > 1.5) if "bpe" in options else (characters_per_token == 1)
+    assert f"held out nats per character {per_character:.4f}" in out
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--task", "text", "--tokenizer", "char", "--vocab-size", "300"], "train: TextCorpus: vocab_size is for tokenizer='bpe'"),
+    (["--task", "text", "--tokenizer", "bpe", "--vocab-size", "100"], "train: BPE.train: vocab_size must be at least 256"),
+    (["--task", "reverse", "--tokenizer", "bpe"], "train: --tokenizer is not an option of the reverse task"),
+    (["--task", "addition", "--vocab-size", "300"], "train: --vocab-size is not an option of the addition task"),
+])
+def test_command_line_tokenizer_options_refuse_bad_input_in_one_line(options, message):
+    with pytest.raises(SystemExit, match=message):
+        main(["train", *options])
+
+
+def test_command_line_tokenizer_choices(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--task", "text", "--tokenizer", "words"])
+    assert "invalid choice: 'words' (choose from 'char', 'bpe')" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from .speed_settings import use_speed_settings
+from .tasks.text import BPE_VOCAB_SIZE, TEXTS, TOKENIZERS
 
 
 def gradcheck_command(args):
@@ -37,8 +38,12 @@ def gradcheck_command(args):
 # Each option of train sets one field: of the task's dataclass (tasks/), of its TransformerConfig, or of
 # tasks.Training; its default is the task's, read there (per_task_defaults). flag -> (field, help)
 TASK_FLAGS = {
-    "--seq-len": ("seq_len", "copy/reverse: symbols per sequence; text: characters of context; "
+    "--seq-len": ("seq_len", "copy/reverse: symbols per sequence; text: tokens of context; "
                              "mlm/classify: symbols in each half of a sequence"),
+    "--text": ("text", "text: the story (the package's, 6 KB) or python-docs (Python's language reference, "
+                       "465 KB)"),
+    "--tokenizer": ("tokenizer", "text: characters (char) or byte-level BPE (bpe) as tokens"),
+    "--vocab-size": ("vocab_size", f"text --tokenizer bpe: ids, 256 bytes and the merges (default {BPE_VOCAB_SIZE})"),
     "--vocab": ("n_symbols", "number of distinct symbols (copy, reverse, mlm, classify)"),
     "--variable-length": ("variable_length", "copy/reverse: lengths 1..seq-len; mlm/classify: halves of "
                                              "3..seq-len; padded with PAD"),
@@ -84,7 +89,10 @@ def train_command(args):
                if field in task_options and field not in options_of(TASKS[args.task])]
     if foreign:
         raise SystemExit(f"train: {', '.join(foreign)} is not an option of the {args.task} task")
-    task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
+    try:
+        task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
+    except ValueError as error:               # an option out of range (--vocab-size 100): one line, no traceback
+        raise SystemExit(f"train: {error}") from None
     config = task.config(**given(args, MODEL_FLAGS))
     if args.profile:
         return profile_command(args, task, task.new_model(config, np.random.default_rng(args.seed)))
@@ -102,15 +110,18 @@ def train_command(args):
               + (f"reached {target:.0%} at step {reached}" if reached
                  else f"did not reach {target:.0%}" if target is not None else "no target"))
     else:
+        measures = task.held_out_measures(result.held_out_loss)
         print(f"held-out loss {result.held_out_loss:.4f} after {result.steps} steps "
-              f"(training loss {result.final_loss:.4f})")
+              f"(training loss {result.final_loss:.4f})"
+              + "".join(f"; {name.replace('_', ' ')} {value:.4f}" for name, value in measures.items()))
     print(f"{result.wall_seconds:.1f} s wall, {result.train_seconds:.1f} s in training steps, "
           f"{result.ms_per_step:.1f} ms/step")
     print("\n" + "\n".join(task.show(result.model)))
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({key: value for key, value in result.summary().items() if key != "eval_history"},
+            summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
+            json.dump({**summary, **({} if task.exact else task.held_out_measures(result.held_out_loss))},
                       f, indent=1)
     if args.save:
         save_checkpoint(result.model, args.save)
@@ -199,9 +210,13 @@ def add_train_parser(commands):
     train.add_argument("--task", choices=NAMES, default="reverse", help="the task (and so the model)")
     types = {"pretrained": str, "dropout": float, "lr_scale": float, "target_accuracy": float,
              "clip_norm": float, "label_smoothing": float}
+    choices = {"text": TEXTS, "tokenizer": TOKENIZERS}
     for flag, (field, help) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
         if field == "variable_length":
             train.add_argument(flag, dest=field, action="store_true", default=argparse.SUPPRESS, help=help)
+        elif field in choices:
+            train.add_argument(flag, dest=field, choices=choices[field], default=argparse.SUPPRESS,
+                               help=f"{help} {per_task_defaults(field)}")
         else:
             train.add_argument(flag, dest=field, type=types.get(field, int), default=argparse.SUPPRESS,
                                metavar="PATH" if field == "pretrained" else flag[2:].upper().replace("-", "_"),
