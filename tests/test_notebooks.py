@@ -74,7 +74,7 @@ def tagged(nb, tag):
 
 def test_notebooks_exist():
     names = ids(NOTEBOOKS)
-    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_", "11_", "12_"):
+    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_", "11_", "12_", "13_"):
         assert any(n.startswith(prefix) for n in names), f"no notebook {prefix}*.ipynb in {NOTEBOOK_DIR}"
 
 
@@ -370,6 +370,36 @@ def test_what_each_position_sees_in_notebook_12():
                      outputs)
     assert loss and loss.group(1) == loss.group(2), "notebook 12: the masked-LM loss by hand differs from the library's"
     assert "PAD masked:     largest change of a real position's logits when 3 PAD are appended: 0.00e+00" in outputs
+
+
+# Notebook 13 (tokenization): BPE merge by merge, and the per-character comparison it reports.
+
+def merge_table_lines():
+    """Notebook 13's first two merges of its sentence, as the library learns them: a clear winner, then a tie."""
+    from tinytransformer.tokenizer import BPE
+    merges = list(BPE.train("the cat sat on the mat and the cat ate the hat", vocab_size=256 + 6).merges)
+    assert merges[:2] == [(97, 116), (104, 101)] and (116, 104) > (104, 101)     # ("t", "h") lost the tie
+    return ["-> ('a', 't') = (97, 116) becomes 256 'at'",
+            "-> ('h', 'e') = (104, 101) becomes 257 'he', before the tied ('t', 'h') = (116, 104)",
+            "merge 2: counts ('h', 'e') 4, ('t', 'h') 4,",
+            "BPE.train learns the same 6 merges: True"]
+
+
+def test_tokenization_lessons_in_notebook_13():
+    outputs = all_outputs(read(notebook("13_")))
+    for line in merge_table_lines():
+        assert line in outputs, f"notebook 13 does not print {line!r}"
+    rows = re.findall(r"^(characters|BPE 512) +(\d) +([0-9.]+) +([0-9.]+) +([0-9.]+)$", outputs, re.M)
+    assert len(rows) == 6, "notebook 13 does not print its table of three seeds per tokenizer"
+    per_char = {}
+    for name, seed, per_token, characters_per_token, nats_per_character in rows:
+        assert abs(float(per_token) / float(characters_per_token) - float(nats_per_character)) < 2e-3
+        per_char.setdefault(name, []).append(float(nats_per_character))
+    for name, losses in per_char.items():                  # the means of the printed (rounded) values
+        mean = re.search(rf"{name} +mean held-out nats per character over 3 seeds: ([0-9.]+)", outputs)
+        assert mean and abs(float(mean.group(1)) - np.mean(losses)) < 1e-4
+    wins = sum(b < c for b, c in zip(per_char["BPE 512"], per_char["characters"]))
+    assert f"BPE lower per character on {wins} of 3 seeds" in outputs
 
 
 # ---------------------------------------------------------------------------
