@@ -12,8 +12,9 @@ chunk such as " dog", "." or "123".
 SPLIT_PATTERN is written here with the standard library's `re`, which has no
 Unicode category classes such as GPT-2's \\p{L}; it builds them from `\\w`
 (letters, digits and the underscore, in every script) and `\\d` (decimal
-digits). One difference from GPT-2: the contractions match in any case ("'S"
-as well as "'s"; GPT-2 matched lower case only).
+digits). Two differences from GPT-2: the contractions match in any case ("'S"
+as well as "'s"; GPT-2 matched lower case only), and a numeral that is not a
+decimal digit, such as "²", counts as a letter (GPT-2: as a number).
 """
 import re
 
