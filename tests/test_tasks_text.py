@@ -89,9 +89,9 @@ def test_text_task_options_and_their_errors():
         make_task("text", tokenizer="bpe", vocab_size=200)
     with pytest.raises(ValueError, match=r"tokenizer must be one of \('char', 'bpe'\), got 'words'"):
         make_task("text", tokenizer="words")
-    with pytest.raises(ValueError, match="text must be one of"):
-        make_task("text", text="poems")
-    with pytest.raises(ValueError, match="give either a corpus or text, tokenizer and vocab_size"):
+    with pytest.raises(ValueError, match="text: text_name must be one of"):
+        make_task("text", text_name="poems")
+    with pytest.raises(ValueError, match="give either a corpus or text_name, tokenizer and vocab_size"):
         make_task("text", corpus=text.CharCorpus(), tokenizer="bpe")
 
 

@@ -30,7 +30,7 @@ from .. import nn
 from ..decode import generate_text
 from ..tokenizer import BPE, CharTokenizer
 from ..vocabulary import N_SPECIAL, LMBatch
-from .task import GPT_STYLE, Task, Training, held_out_loss, language_model_loss
+from .task import GPT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
 TEXTS = ("story", "python-docs")
@@ -124,10 +124,10 @@ class CharCorpus(TextCorpus):
 class TextTask(Task):
     """Next-token prediction on a text for GPT, by characters or BPE tokens; evaluated by the held-out loss."""
     seq_len: int = 32                       # tokens of context
-    text: str = "story"                     # "story" or "python-docs" (load_text)
+    text_name: str = "story"                # "story" or "python-docs" (load_text)
     tokenizer: str = "char"                 # "char" or "bpe"
     vocab_size: int | None = None           # bpe: 256 bytes + merges (None: BPE_VOCAB_SIZE); char: None
-    corpus: TextCorpus | None = None        # a corpus of your own, instead of text, tokenizer and vocab_size
+    corpus: TextCorpus | None = None        # a corpus of your own, instead of text_name, tokenizer and vocab_size
 
     name, model_class, model_style, exact = "text", nn.GPT, GPT_STYLE, False
     # in a 600-step run on the story the held-out loss was lowest at step 300 and rose after it: the
@@ -136,11 +136,13 @@ class TextTask(Task):
 
     def __post_init__(self):
         if self.corpus is None:
-            if self.text not in TEXTS:
-                raise ValueError(f"TextTask: text must be one of {TEXTS}, got {self.text!r}")
-            self.corpus = TextCorpus(load_text(self.text), tokenizer=self.tokenizer, vocab_size=self.vocab_size)
-        elif (self.text, self.tokenizer, self.vocab_size) != ("story", "char", None):
-            raise ValueError("TextTask: give either a corpus or text, tokenizer and vocab_size, not both")
+            if self.text_name not in TEXTS:
+                raise ValueError(f"text: text_name must be one of {TEXTS}, got {self.text_name!r}")
+            self.corpus = TextCorpus(load_text(self.text_name), tokenizer=self.tokenizer, vocab_size=self.vocab_size)
+        elif (self.text_name, self.tokenizer, self.vocab_size) != ("story", "char", None):
+            raise ValueError("text: give either a corpus or text_name, tokenizer and vocab_size, not both")
+        # the held-out part must hold at least one window and its next token
+        check_option(self, "seq_len", 1, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
         self.eval_set = self.corpus.held_out_batch(self.seq_len)
         self.eval_characters = self.corpus.characters(self.eval_set.targets)
 
@@ -164,7 +166,7 @@ class TextTask(Task):
     def describe(self):
         tokens = "characters as tokens" if isinstance(self.corpus.tokenizer, CharTokenizer) else \
             f"BPE of {self.corpus.tokenizer.vocab_size} tokens ({self.characters_per_token:.2f} characters per token)"
-        return f"{len(self.corpus.text):,} characters of {describe_text(self.text)}, {tokens}, " \
+        return f"{len(self.corpus.text):,} characters of {describe_text(self.text_name)}, {tokens}, " \
                f"{self.seq_len} tokens of context"
 
     def batch(self, batch_size, rng):
