@@ -155,12 +155,12 @@ def train_command(args):
     result = train(config, task, seed=args.seed, **given(args, TRAINING_FLAGS))
     reached = result.reached_target_at_step
     target = settings.target_accuracy if task.exact else None
+    measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
     if task.exact:
         print(f"held-out exact match {result.exact_match:.1%} after {result.steps} steps; "
               + (f"reached {target:.0%} at step {reached}" if reached
                  else f"did not reach {target:.0%}" if target is not None else "no target"))
     else:
-        measures = task.held_out_measures(result.held_out_loss)
         print(f"held-out loss {result.held_out_loss:.4f} after {result.steps} steps "
               f"(training loss {result.final_loss:.4f})"
               + "".join(f"; {name.replace('_', ' ')} {value:.4f}" for name, value in measures.items()))
@@ -173,8 +173,7 @@ def train_command(args):
     if args.json:
         with open(args.json, "w") as f:
             summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
-            json.dump({**summary, **({} if task.exact else task.held_out_measures(result.held_out_loss))},
-                      f, indent=1)
+            json.dump({**summary, **measures}, f, indent=1)
     if args.plot:
         plot_training(result, task, args.plot)
     return 0 if reached or target is None else 1
