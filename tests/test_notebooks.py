@@ -14,6 +14,7 @@ with and without the key/value cache, 10's crossover.
 """
 import copy
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,8 @@ import tinytransformer as tt
 from tinytransformer import functional as F
 
 nbformat = pytest.importorskip("nbformat")
+
+import notebook_numbers  # noqa: E402  (tests/notebook_numbers.py: the prose's numbers that come from elsewhere)
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -121,6 +124,113 @@ def check_exercise_cells(nb, name):
         text = output_text(cell)
         assert "correct" in text and "not right" not in text and "FAIL" not in text, (
             f"{name}: a solution cell does not pass its check:\n{text}")
+
+
+# ---------------------------------------------------------------------------
+# Every number the prose quotes is one an output printed, or one with a source.
+#
+# The rule, for every notebook (tests/notebook_numbers.py says it for the authors):
+# each number written in a markdown cell, outside inline code, must be
+#   - printed by one of the notebook's outputs, with the same value as printed
+#     ("0.4683", "15,680", "99.2%" against "99.2%"; "22.6" does not match "22.59"), or
+#   - written in the notebook's code (a setting the prose restates: d_model = 32), or
+#   - an integer from 0 to 10 (counts, indices, small constants), or a reference
+#     ("notebook 12", "section 5.3", "Table 1", "exercise 3"), or
+#   - listed for that notebook in notebook_numbers.SOURCED with its source: the
+#     paper, a course document, or arithmetic the prose itself does.
+# So a number quoted from an output cannot drift when the notebook is re-run.
+
+SCIENTIFIC_TEX = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)\s*\\(?:times|cdot)\s*)?10\^\{?(-?\d+)\}?")
+PROSE_NUMBER = re.compile(r"(?<![\w.\\])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+                          r"(?!\d|\.\d)(?:M(?![A-Za-z]))?(?![A-Za-z_])")     # 18.9M is 18.9 (million)
+PRINTED_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+REFERENCE = re.compile(r"(?i)(?:\b(?:notebooks?|sections?|tables?|equations?|exercises?|cells?|chapters?|"
+                       r"figures?|rows?|parts?)\s+(?:\d+\S*\s*(?:,|and|or|to)\s*)*|et al\.?,?\s*\(?)$")
+
+
+def number_value(text):
+    """The value of a number as written ("15,680", "0.50", "1e-9"), comparable across ways of writing it."""
+    return Decimal(text.replace(",", "")).normalize()
+
+
+def printed_values(text):
+    return {number_value(m.group(1)) for m in PRINTED_NUMBER.finditer(text)}
+
+
+def prose_numbers(markdown):
+    """[(number as written, its context)] of a markdown cell: inline code, links and indices left out."""
+    text = re.sub(r"```.*?```|`[^`]*`|https?://\S+|<[^>]+>", lambda m: " " * len(m.group(0)), markdown, flags=re.S)
+    found = []
+
+    def scientific(m):                            # 3 \times 10^{-9} is 3e-9, 10^{-8} is 1e-8
+        found.append((f"{m.group(1) or 1}e{m.group(2)}", m.group(0)))
+        return " " * len(m.group(0))
+
+    text = SCIENTIFIC_TEX.sub(scientific, text)
+    text = re.sub(r"[_^](?:\{[^{}]*\}|\d+)", lambda m: " " * len(m.group(0)), text)   # x_{t+1}, e^2: indices
+    for m in PROSE_NUMBER.finditer(text):
+        if not REFERENCE.search(text[max(0, m.start() - 40):m.start()]):
+            found.append((m.group(1), " ".join(text[max(0, m.start() - 50):m.end() + 20].split())))
+    return found
+
+
+def unaccounted_numbers(nb, sourced):
+    """The prose's numbers that no output printed, no code wrote, and sourced does not list: [(cell, number, context)]."""
+    printed = set().union(*(printed_values(output_text(c)) for c in code_cells(nb)))
+    written = set().union(*(printed_values(c.source) for c in code_cells(nb)))
+    listed = {number_value(n) for n in sourced}
+    missing = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for number, context in prose_numbers(cell.source):
+            value = number_value(number)
+            if value in printed or value in written or value in listed:
+                continue
+            if value == value.to_integral_value() and 0 <= value <= 10:
+                continue
+            missing.append((i, number, context))
+    return missing
+
+
+def sourced_for(path):
+    return notebook_numbers.SOURCED.get(path.name[:2], {})
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_numbers_in_the_prose_are_printed_or_sourced(path):
+    missing = unaccounted_numbers(read(path), sourced_for(path))
+    assert not missing, (f"{path.name}: numbers in the prose that no output prints (print them, or list them in "
+                         "tests/notebook_numbers.py with their source):\n"
+                         + "\n".join(f"  cell {i}: {number} in ...{context}..." for i, number, context in missing))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_sourced_numbers_are_in_the_prose(path):
+    # a listed number the prose no longer writes is a stale entry: the list says what the prose quotes
+    quoted = {number_value(n) for cell in read(path).cells if cell.cell_type == "markdown"
+              for n, _ in prose_numbers(cell.source)}
+    stale = [n for n in sourced_for(path) if number_value(n) not in quoted]
+    assert not stale, f"{path.name}: tests/notebook_numbers.py lists {stale}, which the prose does not write"
+
+
+def test_the_number_check_catches_a_quote_that_drifted():
+    def notebook_with(prose, printed, code="x = 1"):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(code, execution_count=1)
+        cell.outputs = [nbformat.v4.new_output("stream", text=printed)]
+        nb.cells = [nbformat.v4.new_markdown_cell(prose), cell]
+        return nb
+
+    printed = "softmax [0.0634 0.4683 0.4683]; 15,680 parameters; exact match 99.2%; error 8e-09\n"
+    assert unaccounted_numbers(notebook_with("weights 0.4683 and 0.0634, 15,680 numbers, 99.2%, "
+                                             "an error of $8 \\times 10^{-9}$", printed), {}) == []
+    drifted = unaccounted_numbers(notebook_with("weights of about 0.47, 15,690 numbers, 99.3%, "
+                                                "error $10^{-8}$", printed), {})
+    assert [number for _, number, _ in drifted] == ["1e-8", "0.47", "15,690", "99.3"]
+    assert unaccounted_numbers(notebook_with("the paper's 65M", printed), {"65": "the paper, Table 3"}) == []
+    assert unaccounted_numbers(notebook_with("d_model = 32, notebook 12, sections 3 and 14, `x[:128]`, "
+                                             "$x_{t+1}$, $e^{12}$, 2 heads", printed, code="d_model = 32"), {}) == []
 
 
 # ---------------------------------------------------------------------------
