@@ -21,4 +21,7 @@ SOURCED = {
     "03": {
         "1e-13": "the prose's estimate of the truncation error at the step 1e-6: (1e-6)**2 |f'''| / 6, |f'''| about 1",
     },
+    "04": {
+        "2.5": "PyTorch 2.5's release notes: scaled_dot_product_attention returns zeros for a fully masked row",
+    },
 }
