@@ -24,4 +24,7 @@ SOURCED = {
     "04": {
         "2.5": "PyTorch 2.5's release notes: scaled_dot_product_attention returns zeros for a fully masked row",
     },
+    "05": {
+        "250": "the exercise's own example: distances of 50 and 250 positions",
+    },
 }
