@@ -27,4 +27,12 @@ SOURCED = {
     "05": {
         "250": "the exercise's own example: distances of 50 and 250 positions",
     },
+    "07": {
+        "4000": "the paper, section 5.3: warmup_steps = 4000",
+        "100,000": "the paper, section 5.2: the base models trained for 100,000 steps (12 hours on 8 P100 GPUs)",
+        "25000": "the paper, section 5.1: batches of about 25000 source and 25000 target tokens",
+        "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
+        "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
+        "13": "the classroom model's vocabulary: 10 symbols and PAD, BOS, EOS",
+    },
 }
