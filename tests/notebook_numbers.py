@@ -35,4 +35,9 @@ SOURCED = {
         "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
         "13": "the classroom model's vocabulary: 10 symbols and PAD, BOS, EOS",
     },
+    "08": {
+        "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
+        "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
+        "2015": "Kingma and Ba (2015), 'Adam: A Method for Stochastic Optimization'",
+    },
 }
