@@ -40,4 +40,10 @@ SOURCED = {
         "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
         "2015": "Kingma and Ba (2015), 'Adam: A Method for Stochastic Optimization'",
     },
+    "10": {
+        "50": "the exercise's own example: sentences of about 50 tokens",
+        "10,000": "the exercise's own example: a document of 10,000 tokens",
+        "20": "the solution's arithmetic: n / d = 10,000 / 512",
+        "1.5": "arithmetic of the prose: a convolution's k n d^2 over the recurrent layer's 2 n d^2 at k = 3",
+    },
 }

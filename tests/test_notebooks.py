@@ -337,11 +337,12 @@ def test_cache_equals_no_cache_in_notebook_09():
 
 
 def timing_table(outputs):
-    """{(d, n): (attention ms, recurrent ms)} from notebook 10's printed table."""
+    """{(d, n): (attention ms, recurrent ms)} from notebook 10's printed table
+    (d, n, attention, recurrent and convolution ms, the faster of the first two, the fastest)."""
     table = {}
     for line in outputs.splitlines():
         fields = line.split()
-        if len(fields) == 5 and fields[4] in ("attention", "recurrent") and fields[0].isdigit():
+        if len(fields) == 7 and fields[5] in ("attention", "recurrent") and fields[0].isdigit():
             table[int(fields[0]), int(fields[1])] = float(fields[2]), float(fields[3])
     return table
 
