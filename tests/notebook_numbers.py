@@ -46,4 +46,7 @@ SOURCED = {
         "20": "the solution's arithmetic: n / d = 10,000 / 512",
         "1.5": "arithmetic of the prose: a convolution's k n d^2 over the recurrent layer's 2 n d^2 at k = 3",
     },
+    "11": {
+        "3000": "the command line's default step budget for train --task addition (its --help)",
+    },
 }
