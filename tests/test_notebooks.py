@@ -12,7 +12,9 @@ appear in the committed notebook's outputs: notebook 01's worked example and
 the variance of q.k, 07's parameter count of the base model, 09's equal ids
 with and without the key/value cache, 10's crossover.
 """
+import base64
 import copy
+import io
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -98,6 +100,37 @@ def test_notebook_has_exercises_checks_and_solutions(path):
     first_solution = min(nb.cells.index(c) for c in solutions)
     assert all(nb.cells.index(c) < first_solution for c in exercises + checks), (
         f"{path.name}: the solutions must come after every exercise and check (cells {order})")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_title_cell_ends_with_learning_objectives(path):
+    # the title cell's last paragraph: **Learning objectives.** and 3 to 5 bullets, each a thing to do
+    title = read(path).cells[0]
+    assert title.cell_type == "markdown" and title.source.startswith("# "), f"{path.name}: no title cell"
+    _, found, objectives = title.source.partition("**Learning objectives.**")
+    assert found, f"{path.name}: the title cell has no **Learning objectives.** paragraph"
+    lines = [line for line in objectives.split("\n")[1:] if line.strip()]
+    bullets = [line[2:] for line in lines if line.startswith("- ")]
+    assert 3 <= len(bullets) <= 5, f"{path.name}: {len(bullets)} learning objectives, not 3 to 5"
+    assert all(line.startswith(("- ", "  ")) for line in lines), f"{path.name}: the objectives must end the title cell"
+    for bullet in bullets:
+        verb = bullet.split()[0]
+        assert verb.isalpha() and verb.islower() and verb not in ("the", "a", "an", "how", "why", "what"), (
+            f"{path.name}: an objective starts with {verb!r}, not a verb: {bullet!r}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_figures_fit_a_page_of_the_book(path):
+    # at most 832 pixels wide, the book's notebook column (52em, docs/_static/book.css): shown unshrunk there,
+    # the 11-point tick labels of plot.use_style() stay about 15 pixels high (8 inches at 100 dpi, plot.MAX_WIDTH,
+    # plus the margin the notebook's tight bounding box adds)
+    Image = pytest.importorskip("PIL.Image")
+    for i, cell in enumerate(read(path).cells):
+        for out in cell.get("outputs", []):
+            for mime in ("image/png", "image/jpeg"):
+                if mime in out.get("data", {}):
+                    width, _ = Image.open(io.BytesIO(base64.b64decode(out["data"][mime]))).size
+                    assert width <= 832, f"{path.name}: the figure of cell {i} is {width} pixels wide (at most 832)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
