@@ -130,10 +130,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.max_steps < EVAL_EVERY:
         parser.error(f"--max-steps must be at least {EVAL_EVERY}, got {args.max_steps}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    earlier = json.loads(args.out.read_text() or "{}") if args.out.exists() else {}
-    with open(args.out, "a"):                                     # writable now, not after 15 minutes
-        pass
+    try:                                                          # writable now, not after 15 minutes
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        earlier = json.loads(args.out.read_text() or "{}") if args.out.exists() else {}
+        with open(args.out, "a"):
+            pass
+    except (OSError, ValueError) as error:
+        parser.error(f"--out {args.out}: cannot read and write it as JSON ({error})")
     use_threads(1)
     import numpy as np
 
