@@ -4,6 +4,9 @@ Every notebooks/NN_*.ipynb is checked twice:
 - as committed: every code cell was executed, in order 1..n, without an error,
   so a notebook edited but not re-run is caught (fast, no kernel); it has its
   exercises, one check cell per exercise and one collapsed solution per check;
+  its title cell ends with its learning objectives; its figures fit the book's
+  column; and every number its prose quotes is one its outputs print, or one
+  with a source in notebook_numbers.py (the rule is written out there);
 - executed afresh with nbclient (marked `notebook`; deselect with -m "not notebook"):
   no cell may raise, each exercise's check reports "not done yet" on the stub,
   and each solution cell's check reports "correct".
