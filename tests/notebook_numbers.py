@@ -12,8 +12,7 @@ so quote none; print the ratio or the verdict the prose relies on).
 Keys are the numbers as the prose writes them ("100,000", "1e-6" for
 $10^{-6}$); a listed number the prose no longer writes fails the check too.
 """
-PAPER = "Vaswani et al. (2017), 'Attention Is All You Need'"
-
+# "the paper" is Vaswani et al. (2017), "Attention Is All You Need".
 SOURCED = {
     "01": {
         "1964": "Nadaraya (1964) and Watson (1964), the two papers that introduced kernel regression",
