@@ -48,4 +48,9 @@ SOURCED = {
     "11": {
         "3000": "the command line's default step budget for train --task addition (its --help)",
     },
+    "12": {
+        "2.079": "arithmetic of the prose: ln 8, the loss of a uniform guess over 8 symbols",
+        "15": "BERT (Devlin et al., 2019), section 3.1: 15% of the token positions are chosen",
+        "8.75": "arithmetic of the prose: 0.1 * 7/8, the random replacements that change the token",
+    },
 }
