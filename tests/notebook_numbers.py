@@ -53,4 +53,10 @@ SOURCED = {
         "15": "BERT (Devlin et al., 2019), section 3.1: 15% of the token positions are chosen",
         "8.75": "arithmetic of the prose: 0.1 * 7/8, the random replacements that change the token",
     },
+    "13": {
+        "90": "the text task's split (tasks/text.py, held_out=0.1): the first 90% of the characters to train on",
+        "100,000": "the code of the cell below it: train_text[:100_000]",
+        "37,000": "the paper, section 5.1: English-German, byte-pair encoding, a shared vocabulary of about 37000 tokens",
+        "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",
+    },
 }
