@@ -38,6 +38,7 @@ LEFT_OUT = {
     "notebooks/14_spot_the_bug.ipynb": "shows the catalogue of mistakes",
     "tests/test_mistakes.py": "grades the catalogue of mistakes",
     "tests/test_edition.py": "builds editions and fills the library's backward passes back in",
+    "tests/test_stubs.py": "checks the stubs against the library's own backward passes",
     "tests/test_notebooks.py": "checks the solution cells and committed outputs that an edition has not",
 }
 
