@@ -51,6 +51,16 @@ def test_same_seed_same_report_and_another_seed_other_draws():
     assert errors(0) != errors(1)
 
 
+def test_first_run_gives_both_gradients_as_the_grader_sees_them():
+    inputs, found = grader.first_run("linear")
+    assert list(found) == ["x", "W", "b"] and inputs["x"].shape == (2, 3, 5)
+    for name, (yours, right) in found.items():
+        assert yours.shape == right.shape == inputs[name].shape
+        assert grader.relative_error(yours, right) < 1e-8
+    _, found = grader.first_run("linear", backward=lambda dout, cache: tuple(-g for g in ops.linear_backward(dout, cache)))
+    assert all(np.allclose(yours, -right) for yours, right in found.values())
+
+
 def write_first(dout, cache):
     raise NotImplementedError("write softmax_backward first: tinytransformer/ops/softmax.py:28")
 

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from tinytransformer import grader, mistakes
-from tinytransformer.gradcheck_every_op import CHECKS
 
 MISTAKES = {m.backward.__name__: m for m in mistakes.MISTAKES}
 
@@ -48,18 +47,16 @@ def input_grade(name, input_name):
     return {i.name: i for i in grader.grade_op(m.op, backward=m.backward).inputs}[input_name]
 
 
-def first_case(op, seed=0):
+def first_inputs(op):
     """The inputs of an op's first case on its first draw: what the grader tried first."""
-    case = next(case for case in CHECKS if case.op == op)
-    rng = np.random.default_rng([seed, 0, 0])
-    return case.make_inputs(rng), rng
+    return grader.first_run(op)[0]
 
 
 # The diagnoses, checked against what the mistake does.
 
 def test_attention_without_the_scale_in_dq_is_off_by_sqrt_d_k():
     q = input_grade("attention_scale_forgotten_in_dq", "q")
-    inputs, _ = first_case("attention")
+    inputs = first_inputs("attention")
     assert q.diagnosis.detail == pytest.approx(np.sqrt(inputs["q"].shape[-1]), rel=1e-6)   # 1 / scale
     assert "sqrt 5" in q.diagnosis.text
 
@@ -98,7 +95,7 @@ def test_linear_dW_transposed_is_transposed():
 
 def test_the_embedding_overwrite_is_wrong_at_the_repeated_ids_only():
     table = input_grade("embedding_overwriting_repeated_ids", "table")
-    inputs, _ = first_case("embedding")
+    inputs = first_inputs("embedding")
     ids, counts = np.unique(inputs["ids"], return_counts=True)
     repeated = sorted(ids[counts > 1].tolist())
     assert np.array_equal(np.flatnonzero(table.diagnosis.detail.any(axis=1)), repeated)
@@ -108,13 +105,13 @@ def test_the_embedding_overwrite_is_wrong_at_the_repeated_ids_only():
 
 def test_relu_without_its_mask_is_nonzero_exactly_where_x_is_negative():
     x = input_grade("relu_without_the_mask", "x")
-    inputs, _ = first_case("relu")
+    inputs = first_inputs("relu")
     assert np.array_equal(x.diagnosis.detail, inputs["x"] < 0)
 
 
 def test_cross_entropy_not_zeroing_padding_is_nonzero_at_the_ignored_positions():
     logits = input_grade("cross_entropy_ignored_positions_not_zeroed", "logits")
-    inputs, _ = first_case("cross_entropy")
+    inputs = first_inputs("cross_entropy")
     ignored = inputs["targets"] == 0                                     # the first case's ignore_index
     assert np.array_equal(logits.diagnosis.detail, np.broadcast_to(ignored[..., None], (2, 3, 5)))
     assert (logits.failed, logits.cases) == (1, 2)                        # the second case ignores nothing
@@ -122,7 +119,7 @@ def test_cross_entropy_not_zeroing_padding_is_nonzero_at_the_ignored_positions()
 
 def test_cross_entropy_without_smoothing_fails_only_with_smoothing_and_only_at_counted_positions():
     logits = input_grade("cross_entropy_without_label_smoothing", "logits")
-    inputs, _ = first_case("cross_entropy")
+    inputs = first_inputs("cross_entropy")
     counted = inputs["targets"] != 0
     assert np.array_equal(logits.diagnosis.detail, np.broadcast_to(counted[..., None], (2, 3, 5)))
     assert (logits.failed, logits.cases) == (1, 2) and "label_smoothing=0.1" in logits.failed_case

@@ -112,6 +112,12 @@ def grade_op(op, backward=None, seed=0):
 
 def run_case(case, backward, inputs, rng):
     """{input name: (passed, error, diagnosis)} for every float input of one case on one draw."""
+    return {name: compare(name, yours, right, inputs[name].shape)
+            for name, (yours, right) in gradients(case, backward, inputs, rng).items()}
+
+
+def gradients(case, backward, inputs, rng):
+    """{input name: (yours, right)} for every float input: backward's gradient and central differences'."""
     arrays = list(inputs.values())
     out, cache = case.run_forward(*arrays)
     dout = rng.standard_normal(out.shape)
@@ -122,13 +128,21 @@ def run_case(case, backward, inputs, rng):
         if not same(before, after):
             raise BackwardFailed(FAIL, f"{backward.__name__} wrote into {what}: a backward pass must leave "
                                        "what it is given unchanged (another op may hold the same array)")
-    results = {}
+    found = {}
     for i, (name, x) in enumerate(inputs.items()):
         if is_float_array(x):
             def f(z, i=i):
                 return masked_as_constant(case.run_forward(*arrays[:i], z, *arrays[i + 1:])[0])
-            results[name] = compare(name, grads[i], numerical_gradient(f, x.copy(), dout), x.shape)
-    return results
+            found[name] = grads[i], numerical_gradient(f, x.copy(), dout)
+    return found
+
+
+def first_run(op, backward=None, seed=0):
+    """(inputs, {input name: (yours, right)}) of the op's first case on its first draw, as grade_op runs it."""
+    case = next(case for case in gradcheck_every_op.CHECKS if case.op == op)
+    rng = np.random.default_rng([seed, 0, 0])
+    inputs = case.make_inputs(rng)
+    return inputs, gradients(case, backward or case.backward, inputs, rng)
 
 
 def compare(name, yours, right, shape):
