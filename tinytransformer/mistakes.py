@@ -143,6 +143,13 @@ def gelu_derivative_of_the_exact_form(dout, cache):
     return (dout * (Phi + x * phi),)                        # mistake: the other GELU's derivative
 
 
+def gelu_with_a_rounded_constant(dout, cache):
+    """sqrt(2/pi) typed as 0.7978: right to four digits, and still wrong."""
+    x, t = cache
+    c = 0.7978                                              # mistake: GELU_C = sqrt(2/pi) = 0.7978845...
+    return (dout * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)),)
+
+
 def dropout_scale_forgotten(dout, cache):
     """Inverted dropout scales the kept elements by 1/(1-p) going forward, so backward must too."""
     scale = cache
@@ -240,6 +247,7 @@ MISTAKES = [
     Mistake("relu", relu_without_the_mask, "nonzero"),
     Mistake("relu", relu_zeroing_dout_in_place, "contract"),
     Mistake("gelu", gelu_derivative_of_the_exact_form, "close"),
+    Mistake("gelu", gelu_with_a_rounded_constant, "close"),
     Mistake("dropout", dropout_scale_forgotten, "factor"),
     Mistake("transpose", transpose_with_the_same_axes, "wrong shape"),
     Mistake("linear", linear_dW_transposed, "transposed"),
