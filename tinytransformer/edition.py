@@ -25,6 +25,7 @@ from .grader import op_names
 from .stubs import backward_names, stub_source
 
 PROJECT = Path(__file__).resolve().parent.parent
+STUDENT_README = Path(__file__).resolve().parent / "templates" / "student_readme.md"
 OPS = Path("tinytransformer/ops")
 TAPE_FILE, TAPE_FUNCTION = Path("tinytransformer/tensor.py"), "Tape.backward"
 
@@ -153,66 +154,7 @@ def student_readme(stubs, tape):
                  "is written, nothing that calls `backward()` runs (the grader grades your ops without it).\n"
                  if tape else "")
     left_out = "\n".join(f"- `{path}`: {why}" for path, why in LEFT_OUT.items())
-    return f"""# tinytransformer: student edition
-
-In this copy of tinytransformer the backward passes below are yours to write.
-Everything else, the forward passes, the tape, the layers, the Transformer, GPT
-and BERT, the training loop and the notebooks, is the library's own: once your
-backward passes are right, the models train on gradients you wrote.
-
-## Set up
-
-```bash
-python3 -m venv .venv && .venv/bin/pip install -e ".[notebooks,test]"
-```
-
-## What to write
-
-| function | file:line |
-|---|---|
-{rows}
-
-{tape_line}Each stub keeps the signature, the docstring and the line that unpacks the
-cache, and says what to return: one gradient per input of the forward pass,
-each in the shape of its input (None for token ids, masks and plain numbers).
-Replace its `raise NotImplementedError(...)` line with your code. A backward
-pass must not write into `dout` or into the cache.
-
-## Check yourself
-
-```bash
-python -m tinytransformer gradcheck                  # every op
-python -m tinytransformer gradcheck --op softmax     # one op
-```
-
-One line per op and input: `pass`, `FAIL` or `not written yet`, the relative
-error, and for a FAIL a diagnosis where the grader recognises the mistake
-(wrong sign, a constant factor, transposed, a missing sum over a broadcast
-axis, zero where it should not be, only some elements wrong). Pass means a
-relative error of at most 1e-6 against central differences in float64: a
-right backward pass is at about 1e-9, so anything above 1e-6 is a mistake,
-not rounding. The exit status is 0 only when every op passes. Your
-instructor grades your copy with the same command.
-
-## Train on your gradients
-
-```bash
-python -m tinytransformer train --task reverse
-```
-
-Until every backward pass the model uses is written, `train` stops before its
-first step and names the one to write next.
-
-## The notebooks
-
-`jupyter lab notebooks/`. The solutions are not in this edition: the check
-cell after each exercise says "not done yet" until your answer is right. A
-cell that runs a backward pass you have not written yet stops with
-"write ..._backward first", naming the file and line.
-
-Left out of this edition:
-{left_out}
-"""
+    return STUDENT_README.read_text().format(rows=rows, tape_line=tape_line, left_out=left_out)
 
 
 # python -m tinytransformer assignment
