@@ -10,7 +10,7 @@ from . import data, functional, nn, ops
 from . import decode, optim, train
 from .checkpoint import load_checkpoint, save_checkpoint
 from .data import BOS, EOS, PAD
-from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error
+from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error, relative_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions
 from .nn import TransformerConfig
 from .speed_settings import use_speed_settings

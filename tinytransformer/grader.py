@@ -37,7 +37,8 @@ PASS, FAIL, NOT_WRITTEN = "pass", "FAIL", "not written yet"
 
 HEADER = f"""\
 Gradient check of every backward pass, op by op: float64, central differences
-(eps = 1e-6), a random upstream gradient; each op on 2 or 3 shapes, {DRAWS} random draws each.
+(eps = 1e-6), a random upstream gradient; each op on 2 or 3 cases (shapes, options),
+{DRAWS} random draws each.
 error = max |yours - numeric| / (max |yours| + max |numeric|); pass: error <= {PASS_ERROR:.0e}.
 Why: a right backward leaves only the rounding of the finite differences, about 1e-9
 here, while a mistake, even a gradient 0.05% off, shows as 1e-4 or more."""
