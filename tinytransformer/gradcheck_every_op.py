@@ -113,6 +113,7 @@ CHECKS = [
     OpCase("gelu", lambda r: dict(x=3 * _normal(r, 4, 6))),
     OpCase("dropout", lambda r: dict(x=_normal(r, 2, 3, 5)), dict(p=0.3, rng=_dropout_rng())),
     OpCase("dropout", lambda r: dict(x=_normal(r, 4, 6)), dict(p=0.5, rng=_dropout_rng())),
+    OpCase("dropout", lambda r: dict(x=_normal(r, 3, 4)), dict(p=0.0, rng=_dropout_rng())),   # cache None
     # linear.py
     OpCase("linear", lambda r: dict(x=_normal(r, 2, 3, 5), W=_normal(r, 5, 4), b=_normal(r, 4))),
     OpCase("linear", lambda r: dict(x=_normal(r, 4, 3), W=_normal(r, 3, 3), b=_normal(r, 3))),
