@@ -7,7 +7,7 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 
-from conftest import param
+from helpers import param
 
 
 def test_softmax_is_positive_and_sums_to_one_along_its_axis(rng):
@@ -63,6 +63,26 @@ def test_cross_entropy_of_uniform_logits_is_log_V():
     loss = F.cross_entropy(np.zeros((4, 7)), np.array([0, 3, 6, 2]))
     np.testing.assert_allclose(loss.data, math.log(7), rtol=1e-12)
 
+
+
+def test_a_fully_masked_row_gives_zeros_and_minus_infinity_never_nan(rng):
+    """softmax of an all -inf row is zeros, log_softmax -inf (the log of those zeros); nothing flows back."""
+    x = rng.standard_normal((3, 4))
+    x[1] = -np.inf
+    x[2, :2] = -np.inf                                               # a partly masked row
+    probs, logp = param(x), param(x)
+    with tt.Tape() as tape:
+        out = F.softmax(probs)
+    tape.backward(out, rng.standard_normal((3, 4)))
+    with tt.Tape() as tape:
+        log_out = F.log_softmax(logp)
+    tape.backward(log_out, rng.standard_normal((3, 4)))
+    np.testing.assert_array_equal(out.data[1], 0)
+    np.testing.assert_array_equal(log_out.data[1], -np.inf)
+    np.testing.assert_allclose(np.exp(log_out.data), out.data, rtol=1e-12)   # every row, masked ones included
+    assert np.isfinite(probs.grad).all() and np.isfinite(logp.grad).all()
+    np.testing.assert_array_equal(logp.grad[1], 0)
+    np.testing.assert_array_equal(logp.grad[2, :2], 0)
 
 
 def test_softmax_and_log_softmax_of_huge_logits_stay_finite_and_correct():

@@ -19,7 +19,10 @@ class Model(Module):
     """The base of the three models; a subclass builds its stacks between build_embeddings() and build_output()."""
 
     def build_embeddings(self, config, rng):
-        """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks."""
+        """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks.
+
+        rng: a seed or an np.random.Generator (every model defaults to seed 0: same seed, same weights).
+        """
         name = type(self).__name__
         if not isinstance(config, TransformerConfig):
             raise TypeError(f"{name}: config must be a TransformerConfig, got {type(config).__name__}")
@@ -34,7 +37,7 @@ class Model(Module):
         self.dropout = Dropout(c.dropout, dropout_rng)
         return rng, dropout_rng
 
-    def final_norm(self):
+    def make_final_norm(self):
         """Pre-LN leaves the residual stream unnormalised: a stack's output is normalised once (None for post-LN)."""
         return LayerNorm(self.config.d_model, self.config.dtype) if self.config.norm_first else None
 
