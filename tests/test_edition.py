@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from tinytransformer import edition, grader
+import tinytransformer as tt
+from tinytransformer import edition, grader, ops
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [path for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -215,3 +217,36 @@ def test_every_edition_notebook_runs_and_its_checks_say_not_done_yet(blank, path
                 if out.output_type == "error"]
     check_cells_fail_cleanly(nb)
 
+
+
+# Training on the student's gradients
+
+@pytest.mark.parametrize("task, first", [("reverse", "cross_entropy_backward"), ("addition", "cross_entropy_backward"),
+                                         ("mlm", "cross_entropy_backward")])
+def test_train_with_a_blank_backward_stops_before_the_first_step_with_one_line(built, task, first):
+    blank, stubs = built
+    done = cli(blank, "train", "--task", task, "--steps", "5")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [f"train: write {first} first: {dict(stubs)[first]}"]
+    assert "step" not in done.stdout.split("\n", 1)[1]                  # nothing after the header: no step taken
+
+
+def test_train_names_the_op_the_model_waits_for(tmp_path):
+    target = tmp_path / "week3"
+    edition.build_edition(target, ops=["softmax"])
+    done = cli(target, "train", "--task", "reverse", "--steps", "5")
+    assert done.stderr.splitlines() == ["train: write softmax_backward first: tinytransformer/ops/softmax.py:28"]
+
+
+def layer_norm_stub(dout, cache):
+    raise NotImplementedError("write layer_norm_backward first: tinytransformer/ops/layernorm.py:31")
+
+
+def test_a_blank_backward_stops_training_before_any_update(monkeypatch):
+    task = tt.tasks.make_task("reverse")
+    model = task.new_model(task.config(d_model=16, n_heads=2, d_ff=16), np.random.default_rng(0))
+    before = [p.data.copy() for p in model.parameters()]
+    monkeypatch.setattr(ops, "layer_norm_backward", layer_norm_stub)
+    with pytest.raises(NotImplementedError, match="write layer_norm_backward first"):
+        tt.train.train(None, task, model=model, steps=3, progress=False)
+    assert all(np.array_equal(p.data, b) for p, b in zip(model.parameters(), before))
