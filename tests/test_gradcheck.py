@@ -154,3 +154,14 @@ def test_gradcheck_refuses_a_function_that_returns_more_than_one_tensor(rng):
     q = rng.standard_normal((2, 3, 4))
     with pytest.raises(TypeError, match=r"gradcheck: fn must return one Tensor, got tuple"):
         tt.gradcheck(tt.functional.attention, q, q, q)
+
+
+def test_a_gradient_too_small_to_measure_passes_within_the_rounding(rng):
+    """Layer norm over 2 features: xhat is +-1 whatever x is, so dx is near zero everywhere and its
+    relative error is rounding over rounding; the error is within what central differences resolve."""
+    x = 1 + 2 * rng.standard_normal((3, 2))
+    (dx, *_) = tt.gradcheck(F.layer_norm, x, np.ones(2), np.zeros(2), names=["x", "gamma", "beta"])
+    assert dx.passed and dx.max_abs_error < 1e-9
+    wrong = lambda x: apply(ops.layer_norm_forward, lambda dout, cache: (dout, None, None), x, np.ones(2), np.zeros(2))
+    (dx,) = tt.gradcheck(wrong, x, raise_on_failure=False)[:1]
+    assert not dx.passed                                           # an error of the size of dout still fails

@@ -10,7 +10,7 @@ tape, so an op is graded on its own; the tape's replay is graded apart, on a
 graph of ops whose backward passes are themselves finite differences.
 
 Each input of each op ends as `pass`, `FAIL` or `not written yet`, with its
-relative error (gradcheck.relative_error, pass: at most PASS_ERROR = 1e-6)
+relative error (gradcheck.relative_error; pass: at most PASS_ERROR = 1e-6, gradcheck.agrees)
 and, for a FAIL, a diagnosis where diagnose.py recognises the mistake. A
 backward that raises, returns the wrong number of gradients, or writes into
 its dout or cache fails for its op, with the line it went wrong on, and the
@@ -26,7 +26,7 @@ import numpy as np
 
 from . import gradcheck_every_op
 from .diagnose import Diagnosis, diagnose
-from .gradcheck import PASS_ERROR, masked_as_constant, numerical_gradient, relative_error
+from .gradcheck import PASS_ERROR, agrees, masked_as_constant, numerical_gradient, relative_error, resolution
 from .tensor import Tape, Tensor, apply
 
 DRAWS = 2              # random draws of every case: its inputs and its upstream gradient
@@ -41,7 +41,8 @@ Gradient check of every backward pass, op by op: float64, central differences
 {DRAWS} random draws each.
 error = max |yours - numeric| / (max |yours| + max |numeric|); pass: error <= {PASS_ERROR:.0e}.
 Why: a right backward leaves only the rounding of the finite differences, about 1e-9
-here, while a mistake, even a gradient 0.05% off, shows as 1e-4 or more."""
+here, while a mistake, even a gradient 0.05% off, shows as 1e-4 or more. (A gradient too
+small for finite differences to measure passes with an error within their rounding.)"""
 
 
 class InputGrade(NamedTuple):
@@ -113,12 +114,13 @@ def grade_op(op, backward=None, seed=0):
 
 def run_case(case, backward, inputs, rng):
     """{input name: (passed, error, diagnosis)} for every float input of one case on one draw."""
-    return {name: compare(name, yours, right, inputs[name].shape)
-            for name, (yours, right) in gradients(case, backward, inputs, rng).items()}
+    found, smallest = gradients(case, backward, inputs, rng)
+    return {name: compare(name, yours, right, inputs[name].shape, smallest) for name, (yours, right) in found.items()}
 
 
 def gradients(case, backward, inputs, rng):
-    """{input name: (yours, right)} for every float input: backward's gradient and central differences'."""
+    """({input name: (yours, right)} for every float input, backward's gradient and central differences',
+    and the smallest error central differences can tell from rounding here)."""
     arrays = list(inputs.values())
     out, cache = case.run_forward(*arrays)
     dout = rng.standard_normal(out.shape)
@@ -135,7 +137,7 @@ def gradients(case, backward, inputs, rng):
             def f(z, i=i):
                 return masked_as_constant(case.run_forward(*arrays[:i], z, *arrays[i + 1:])[0])
             found[name] = grads[i], numerical_gradient(f, x.copy(), dout)
-    return found
+    return found, resolution(out, dout)
 
 
 def first_run(op, backward=None, seed=0):
@@ -143,16 +145,16 @@ def first_run(op, backward=None, seed=0):
     case = next(case for case in gradcheck_every_op.CHECKS if case.op == op)
     rng = np.random.default_rng([seed, 0, 0])
     inputs = case.make_inputs(rng)
-    return inputs, gradients(case, backward or case.backward, inputs, rng)
+    return inputs, gradients(case, backward or case.backward, inputs, rng)[0]
 
 
-def compare(name, yours, right, shape):
-    """(passed, relative error, diagnosis of a failure) of one gradient; the error is nan for a wrong shape."""
+def compare(name, yours, right, shape, smallest):
+    """(passed, relative error, diagnosis of a failure) of one gradient; the error is nan for a wrong shape.
+    smallest: the error central differences cannot tell from rounding (gradcheck.resolution)."""
     if np.shape(yours) != shape:
         return False, float("nan"), diagnose(name, yours, right, shape)
-    error = relative_error(yours, right)
-    passed = error <= PASS_ERROR
-    return passed, error, None if passed else diagnose(name, yours, right, shape)
+    passed = agrees(yours, right, smallest)
+    return passed, relative_error(yours, right), None if passed else diagnose(name, yours, right, shape)
 
 
 def call_student(function, *args):
@@ -282,9 +284,10 @@ def grade_tape(replay=None, seed=0):
             right_W = numerical_gradient(lambda z: tape_graph(x, z, c).data, W.copy(), dout)
             if before is not None:
                 right_x = right_x + before
+            smallest = resolution(tape_graph(x, W, c).data, dout)
             for name, tensor, right in (("x", tx, right_x), ("W", tW, right_W)):
                 yours = np.zeros_like(right) if tensor.grad is None else tensor.grad
-                runs.setdefault(name, []).append(Run(index, label, *compare(name, yours, right, right.shape)))
+                runs.setdefault(name, []).append(Run(index, label, *compare(name, yours, right, right.shape, smallest)))
     return fold(TAPE, runs)
 
 
