@@ -3,15 +3,14 @@
     python -m tinytransformer assignment DIR [--ops softmax,layer_norm] [--tape]
 
 copies the project (package, notebooks, tests, docs, benchmarks, pyproject.toml)
-into DIR, which must be new or empty, and then
-- replaces the body of every backward pass in tinytransformer/ops/ (or of the
-  ops named by --ops) with a stub made from the library's own source (stubs.py);
-  --tape also blanks Tape.backward, the tape's replay;
-- removes each notebook's solutions (the cells from the first one tagged
-  `solution` to the end, with their "Solutions" heading) and clears the outputs
-  of its exercise and check cells; every other output stays;
-- leaves out what would hand the answers over (LEFT_OUT), and puts a README for
-  students above the project's own.
+into DIR, which must be new or empty. In the copy, the body of every backward
+pass in tinytransformer/ops/ (or of the ops named by --ops) is a stub made from
+the library's own source (stubs.py); --tape blanks Tape.backward, the tape's
+replay, too. Each notebook loses its solutions: the cells from the first one
+tagged "solution" to the end, with their "Solutions" heading. Its exercise and
+check cells are cleared; every other output stays. What would hand the answers
+over is left out (LEFT_OUT), and a README for students goes above the project's.
+
 The forward passes, the tape, the layers and the models stay as they are, so a
 student's backward passes train the Transformer, GPT and BERT. The edition is
 built in a folder beside DIR and renamed into place, so a failure leaves no half.
