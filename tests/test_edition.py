@@ -114,8 +114,8 @@ def test_tape_blanks_the_replay_too(tmp_path):
 
 
 @pytest.mark.parametrize("ops, message", [
-    (["softmax", "sofmax"], "assignment: no op named sofmax; the ops are: "),
-    ([], "assignment: no op named (none given); the ops are: "),
+    (["softmax", "sofmax"], "no op named sofmax; the ops are: "),
+    ([], "no op named (none given); the ops are: "),
 ])
 def test_an_unknown_op_is_refused_with_the_list_and_nothing_is_written(tmp_path, ops, message):
     with pytest.raises(edition.EditionError) as error:
@@ -142,8 +142,8 @@ def test_the_command_refuses_bad_input_in_one_line(tmp_path):
     (tmp_path / "full" / "work.py").write_text("")
     for args in (["assignment", str(tmp_path / "full")], ["assignment", str(tmp_path / "new"), "--ops", "sofmax"]):
         done = cli(REPO, *args)
-        assert done.returncode == 1 and done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
-        assert done.stderr.startswith("assignment: ")
+        assert done.returncode == 2 and done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
+        assert done.stderr.startswith("python -m tinytransformer assignment: ")
     assert not (tmp_path / "new").exists()
 
 
@@ -227,7 +227,7 @@ def test_train_with_a_blank_backward_stops_before_the_first_step_with_one_line(b
     blank, stubs = built
     done = cli(blank, "train", "--task", task, "--steps", "5")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.splitlines() == [f"train: write {first} first: {dict(stubs)[first]}"]
+    assert done.stderr.splitlines() == [f"python -m tinytransformer train: write {first} first: {dict(stubs)[first]}"]
     assert "step" not in done.stdout.split("\n", 1)[1]                  # nothing after the header: no step taken
 
 
@@ -235,7 +235,8 @@ def test_train_names_the_op_the_model_waits_for(tmp_path):
     target = tmp_path / "week3"
     edition.build_edition(target, ops=["softmax"])
     done = cli(target, "train", "--task", "reverse", "--steps", "5")
-    assert done.stderr.splitlines() == ["train: write softmax_backward first: tinytransformer/ops/softmax.py:28"]
+    assert done.stderr.splitlines() == ["python -m tinytransformer train: write softmax_backward first: "
+                                        "tinytransformer/ops/softmax.py:28"]
 
 
 def layer_norm_stub(dout, cache):

@@ -63,17 +63,17 @@ def build_edition(target, ops=None, tape=False, project=PROJECT):
     """
     target, project = Path(target), Path(project)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise EditionError(f"assignment: {target} exists and is not an empty folder; give a new or empty one "
+        raise EditionError(f"{target} exists and is not an empty folder; give a new or empty one "
                            "(nothing was written)")
     for needed in ("pyproject.toml", "tinytransformer/ops", "notebooks", "tests"):
         if not (project / needed).exists():
-            raise EditionError(f"assignment: the project's source tree is needed ({project / needed} is missing); "
+            raise EditionError(f"the project's source tree is needed ({project / needed} is missing); "
                                "run it from a clone of tinytransformer, installed with pip install -e")
     files = op_files(project)
     ops = list(files) if ops is None else list(ops)
     unknown = [name for name in ops if name not in files]
     if unknown or not ops:
-        raise EditionError(f"assignment: no op named {', '.join(unknown) or '(none given)'}; "
+        raise EditionError(f"no op named {', '.join(unknown) or '(none given)'}; "
                            f"the ops are: {', '.join(files)}")
     blanks = {}                                             # file -> the functions to blank in it
     for name in ops:
@@ -173,11 +173,9 @@ def add_parser(commands):
 
 
 def command(args):
+    """Build the edition; an EditionError (a folder in use, an unknown op) is the command line's one line."""
     ops = None if args.ops is None else [name.strip() for name in args.ops.split(",") if name.strip()]
-    try:
-        stubs = build_edition(args.dir, ops=ops, tape=args.tape)
-    except EditionError as error:
-        raise SystemExit(str(error)) from None
+    stubs = build_edition(args.dir, ops=ops, tape=args.tape)
     print(f"wrote a student edition to {args.dir}: {len(stubs)} function{'s' * (len(stubs) != 1)} to write")
     for function, place in stubs:
         print(f"  {function:<24} {place}")

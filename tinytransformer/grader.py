@@ -17,6 +17,7 @@ its dout or cache fails for its op, with the line it went wrong on, and the
 other ops are graded all the same. The forward passes are the library's:
 an error in one is not the student's, and is not caught.
 """
+import argparse
 import copy
 import traceback
 from pathlib import Path
@@ -336,16 +337,22 @@ def add_parser(commands):
                     f"in float64: one line per op and input, pass when the relative error is at most "
                     f"{PASS_ERROR:.0e}, a diagnosis for a FAIL where the mistake is recognised. Exit status 0 "
                     "only when every graded op passes.")
-    check.add_argument("--op", metavar="NAME[,NAME]", help=f"grade only these ({', '.join(op_names())})")
+    check.add_argument("--op", metavar="NAME[,NAME]", type=known_ops, default=None,
+                       help=f"grade only these ({', '.join(op_names())})")
     check.add_argument("--seed", type=int, default=0, help="seed of the random inputs and upstream gradients")
     check.set_defaults(run=command)
 
 
-def command(args):
-    names = op_names() if args.op is None else [name.strip() for name in args.op.split(",")]
+def known_ops(text):
+    """--op's value: a list of op names, each one the grader knows."""
+    names = [name.strip() for name in text.split(",")]
     unknown = [name for name in names if name not in op_names()]
     if unknown:
-        raise SystemExit(f"gradcheck: no op named {', '.join(unknown)}; the ops are: {', '.join(op_names())}")
-    grades = grade(names, seed=args.seed)
+        raise argparse.ArgumentTypeError(f"no op named {', '.join(unknown)}; the ops are: {', '.join(op_names())}")
+    return names
+
+
+def command(args):
+    grades = grade(args.op, seed=args.seed)
     print("\n".join(report(grades)))
     return 0 if passed(grades) else 1

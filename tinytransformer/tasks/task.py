@@ -25,8 +25,9 @@ from ..decode import inference
 from ..nn import TransformerConfig
 from ..vocabulary import EOS, PAD
 
-# The classroom model's sizes: every task starts from them (the command line's --d-model and so on).
-CLASSROOM_MODEL = dict(d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.0)
+# The classroom model: TransformerConfig's default sizes (d_model 64, 4 heads, 2 layers, d_ff 128),
+# trained without dropout; every task starts from it (the command line's --d-model and so on).
+CLASSROOM_MODEL = dict(dropout=0.0)
 GPT_STYLE = dict(positions="learned", norm_first=True, activation="gelu")     # GPT-2: pre-LN, GELU
 BERT_STYLE = dict(positions="learned", norm_first=False, activation="gelu")   # BERT: post-LN, GELU
 
@@ -63,6 +64,15 @@ class Training:
             raise ValueError(f"train: clip_norm must be > 0, got {self.clip_norm!r}")
         if not 0 <= self.label_smoothing < 1:
             raise ValueError(f"train: label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
+
+
+def check_option(task, field, low, high=None):
+    """task.<field> must be an integer from low (to high): one clear line naming the task and the option."""
+    value = getattr(task, field)
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low or \
+            (high is not None and value > high):
+        expected = f">= {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{task.name}: {field} must be an integer {expected}, got {value!r}")
 
 
 class Task:
