@@ -96,7 +96,8 @@ def test_a_backward_that_raises_is_reported_with_its_line(monkeypatch):
     (lambda dout, cache: dout, "returned a ndarray, not a tuple: return one gradient per input (x), e.g. (dx,)"),
     (lambda dout, cache: (dout, dout), "returned 2 gradients for 1 input (x): one per input"),
     (lambda dout, cache: (None,), "returned None for x, which needs a gradient"),
-], ids=["not a tuple", "two for one", "None for x"])
+    (lambda dout, cache: ([list(row) for row in dout],), "returned a list for x: return an ndarray"),
+], ids=["not a tuple", "two for one", "None for x", "a list for x"])
 def test_the_wrong_number_of_gradients_fails_the_op(monkeypatch, backward, problem):
     monkeypatch.setattr(ops, "exp_backward", backward)
     grade = grader.grade_op("exp")

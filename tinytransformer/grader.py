@@ -184,7 +184,7 @@ def is_float_array(x):
 
 
 def check_contract(function, inputs, grads):
-    """One gradient per input, in a tuple; None for ids, masks and constants."""
+    """One gradient per input, in a tuple: an ndarray for a float input, None for ids, masks and constants."""
     names = list(inputs)
     if not isinstance(grads, tuple):
         raise BackwardFailed(FAIL, f"{function} returned a {type(grads).__name__}, not a tuple: return one "
@@ -195,6 +195,8 @@ def check_contract(function, inputs, grads):
     for name, x, g in zip(names, inputs.values(), grads):
         if is_float_array(x) and g is None:
             raise BackwardFailed(FAIL, f"{function} returned None for {name}, which needs a gradient")
+        if is_float_array(x) and not isinstance(g, np.ndarray):
+            raise BackwardFailed(FAIL, f"{function} returned a {type(g).__name__} for {name}: return an ndarray")
         if not is_float_array(x) and g is not None:
             raise BackwardFailed(FAIL, f"{function} returned an array for {name}: its gradient is None "
                                        "(ids, masks and constants have none)")
