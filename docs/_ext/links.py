@@ -1,12 +1,9 @@
 """Links into the annotated source: from a notebook's inline code (`F.attention`,
 `tt.nn.MultiHeadAttention`, which sphinx-codeautolink leaves alone: it links code cells),
 from its Markdown links to a file of the package, and from each API entry's [source]."""
-import ast
 import functools
 import importlib
-import json
 import re
-from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
@@ -15,7 +12,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from annotate import annotate
 from files import PACKAGE, ROOT, code_docname, package_files
 
-DEFAULT_ALIASES = {"tt": "tinytransformer", "F": "tinytransformer.functional"}
+ALIASES = {"tt": "tinytransformer", "F": "tinytransformer.functional"}   # as every notebook imports them
 
 
 @functools.cache
@@ -33,25 +30,6 @@ def source_link(module, qualname=None):
     return code_docname(path), qualname if qualname in _anchors(path) else None
 
 
-def _notebook_aliases(path):
-    """{name: dotted path} for the tinytransformer imports of a notebook's code cells."""
-    aliases = dict(DEFAULT_ALIASES)
-    for cell in json.loads(path.read_text())["cells"]:
-        source = "\n".join(line for line in "".join(cell["source"]).splitlines()
-                           if not line.lstrip().startswith(("%", "!")))      # IPython magics
-        try:
-            tree = ast.parse(source) if cell["cell_type"] == "code" else None
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree) if tree else ():
-            if isinstance(node, ast.Import):
-                aliases.update({name.asname or name.name: name.name for name in node.names
-                                if name.name.startswith("tinytransformer")})
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tinytransformer"):
-                aliases.update({name.asname or name.name: f"{node.module}.{name.name}" for name in node.names})
-    return aliases
-
-
 def _lookup(dotted):
     """The object a dotted path names, importing the longest module prefix; None if none."""
     parts = dotted.split(".")
@@ -66,20 +44,18 @@ def _lookup(dotted):
     return None
 
 
-def resolve_inline_code(text, aliases, documented):
+def resolve_inline_code(text, documented):
     """The (docname, anchor) an inline-code span names, or None: `F.attention(q, k, v)`,
-    `tt.nn.MultiHeadAttention`, a name the notebook imported (`greedy`), or a function or
-    class the API documents once (`layer_norm_backward`). Followed to where it is defined."""
+    `tt.nn.MultiHeadAttention`, `data.make_batch` (a module of the package), or a function
+    or class the API documents once (`greedy`). Followed to where it is defined."""
     name = re.split(r"[\s(\[=]", text.strip(), maxsplit=1)[0]
     if not re.fullmatch(r"[A-Za-z]\w*(\.\w+)*", name):
         return None
     head, _, rest = name.partition(".")
-    candidates = [aliases[head] + ("." + rest if rest else "")] if head in aliases else []
-    for dotted in candidates + (["tinytransformer." + name] if rest else []):
-        if target := _definition(dotted):
-            return target
+    if head in ALIASES:
+        return _definition(ALIASES[head] + ("." + rest if rest else ""))
     if rest:
-        return None
+        return _definition("tinytransformer." + name)
     # a bare name: the API may document one function under two modules (a re-export)
     targets = {_definition(full) for full in documented if full.endswith("." + name)}
     return targets.pop() if len(targets) == 1 else None
@@ -105,14 +81,12 @@ def notebooks_depend_on_the_package(app, doctree):
 def link_inline_code(app, doctree, docname):
     if not docname.startswith("notebooks/") and docname != "index":
         return
-    source = Path(app.env.doc2path(docname))
-    aliases = _notebook_aliases(source) if source.suffix == ".ipynb" else DEFAULT_ALIASES
     documented = [name for name, entry in app.env.domains["py"].objects.items()
                   if entry.objtype in ("function", "class", "exception")]
     for literal in list(doctree.findall(nodes.literal)):
         if isinstance(literal.parent, (nodes.reference, nodes.literal_block)):
             continue
-        target = resolve_inline_code(literal.astext(), aliases, documented)
+        target = resolve_inline_code(literal.astext(), documented)
         if target:
             target_doc, anchor = target
             uri = app.builder.get_relative_uri(docname, target_doc) + (f"#{anchor}" if anchor else "")
