@@ -8,7 +8,7 @@ import pytest
 import tinytransformer as tt
 from tinytransformer.nn import Transformer, TransformerConfig
 
-from conftest import tiny_config
+from helpers import tiny_config
 
 SRC = np.array([[3, 4, 5, 6], [6, 5, 0, 0]])            # (2, 4)
 TGT_IN = np.array([[1, 3, 4], [1, 6, 5]])               # (2, 3)
@@ -82,6 +82,19 @@ def test_an_old_checkpoint_loads_as_a_transformer_with_the_new_fields_defaulted(
     assert type(loaded) is Transformer and loaded.config == model.config
     assert (loaded.config.positions, loaded.config.pad_id, loaded.config.n_classes) == ("sinusoidal", 0, None)
     np.testing.assert_array_equal(loaded(SRC, TGT_IN).data, model.eval()(SRC, TGT_IN).data)
+
+
+def test_a_gpt_saved_when_its_stack_was_called_decoder_loads_under_the_new_names(tmp_path):
+    gpt = tt.nn.GPT(tiny_config(max_len=5, norm_first=True, positions="learned"), rng=0).eval()
+    path = tmp_path / "gpt.npz"
+    tt.save_checkpoint(gpt, path)
+    arrays = arrays_of(path)
+    old = {name.replace("layers.", "decoder.", 1).replace("final_norm.", "decoder_norm.", 1): array
+           for name, array in arrays.items()}
+    assert "decoder.0.self_attn.W_q.W" in old and "decoder_norm.gamma" in old
+    rewrite(path, old)
+    loaded = tt.load_checkpoint(path)
+    np.testing.assert_array_equal(loaded(IDS).data, gpt(IDS).data)
 
 
 def test_an_unknown_model_class_is_refused(saved):

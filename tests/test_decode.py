@@ -11,7 +11,7 @@ from tinytransformer.nn import KVCache, TransformerConfig
 from tinytransformer.tensor import Tensor
 from tinytransformer.train import exact_match, train
 
-from conftest import decoding_config
+from helpers import decoding_config
 
 SEQ_LEN, N_SYMBOLS = 4, 4
 

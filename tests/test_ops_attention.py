@@ -7,7 +7,7 @@ import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer import ops
 
-from conftest import keep_mask, param
+from helpers import keep_mask, param
 
 
 def test_causal_and_padding_masks():

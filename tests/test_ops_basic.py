@@ -5,7 +5,7 @@ import numpy as np
 import tinytransformer as tt
 from tinytransformer import functional as F
 
-from conftest import param
+from helpers import param
 
 
 def test_gelu_tanh_form_values():

@@ -5,7 +5,7 @@ import numpy as np
 import tinytransformer as tt
 from tinytransformer import functional as F
 
-from conftest import param
+from helpers import param
 
 
 def test_layer_norm_output_has_mean_zero_and_variance_one(rng):

@@ -7,7 +7,7 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 
-from conftest import param
+from helpers import param
 
 
 def test_softmax_is_positive_and_sums_to_one_along_its_axis(rng):

@@ -5,7 +5,7 @@ import pytest
 import tinytransformer as tt
 from tinytransformer.optim import SGD, Adam, WarmupSchedule, clip_grad_norm
 
-from conftest import param
+from helpers import param
 
 
 def test_sgd_step_is_w_minus_lr_times_grad():

@@ -1,5 +1,6 @@
 """Command line: `python -m tinytransformer train | gradcheck`."""
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -33,28 +34,40 @@ def gradcheck_command(args):
     return 1 if failures else 0
 
 
-def option(args, name):
-    """An option of train as given, or else the task's default (tasks.DEFAULTS)."""
-    from .tasks import DEFAULTS
-    return getattr(args, name, DEFAULTS[args.task].get(name))
+# Each option of train sets one field: of the task's dataclass (tasks/), of its TransformerConfig, or of
+# tasks.Training; its default is the task's, read there (per_task_defaults). flag -> (field, help)
+TASK_FLAGS = {
+    "--seq-len": ("seq_len", "copy/reverse: symbols per sequence; text: characters of context; "
+                             "mlm/classify: symbols in each half of a sequence"),
+    "--vocab": ("n_symbols", "number of distinct symbols (copy, reverse, mlm, classify)"),
+    "--variable-length": ("variable_length", "copy/reverse: lengths 1..seq-len; mlm/classify: halves of "
+                                             "3..seq-len; padded with PAD"),
+    "--digits": ("digits", "addition: digits of each number"),
+    "--labelled": ("n_labelled", "classify: labelled training sequences"),
+    "--pretrained": ("pretrained", "classify: start from this masked-LM checkpoint (train --task mlm --save PATH)"),
+}
+MODEL_FLAGS = {
+    "--d-model": ("d_model", "width of every token vector"),
+    "--heads": ("n_heads", "attention heads (n_heads)"),
+    "--layers": ("n_layers", "layers (the encoder-decoder: encoder layers, and as many decoder layers)"),
+    "--d-ff": ("d_ff", "hidden width of the feed-forward sublayers"),
+    "--dropout": ("dropout", "dropout probability"),
+}
+TRAINING_FLAGS = {
+    "--batch-size": ("batch_size", "sequences per step"),
+    "--steps": ("steps", "at most this many steps"),
+    "--lr": ("lr_scale", "scale of the warmup learning-rate schedule"),
+    "--warmup": ("warmup", "steps of linear learning-rate warmup"),
+    "--eval-every": ("eval_every", "steps between held-out evaluations (0 = only at the end)"),
+    "--target-accuracy": ("target_accuracy", "stop once held-out exact match reaches this"),
+    "--clip-norm": ("clip_norm", "clip the gradient norm to this"),
+    "--label-smoothing": ("label_smoothing", "label smoothing of the cross-entropy"),
+}
 
 
-def fine_tuning_model(args, task):
-    """classify --pretrained: a BERT with a new [CLS] head whose other weights come from a masked-LM
-    checkpoint (sizes from the checkpoint, dropout from the options)."""
-    from .checkpoint import load_checkpoint
-    from .mlm import classifier_from
-    from .nn import BERT
-
-    if args.task != "classify":
-        raise SystemExit(f"train: --pretrained is for --task classify, not {args.task}")
-    pretrained = load_checkpoint(args.pretrained)
-    if not isinstance(pretrained, BERT):
-        raise SystemExit(f"train: --pretrained needs a BERT checkpoint (train --task mlm --save), "
-                         f"got a {type(pretrained).__name__}")
-    model = classifier_from(pretrained, 2, rng=args.seed, dropout=option(args, "dropout"))
-    task.check(model.config)
-    return model
+def given(args, flags):
+    """{field: value} of the options in flags given on the command line."""
+    return {field: getattr(args, field) for field, _ in flags.values() if hasattr(args, field)}
 
 
 def train_command(args):
@@ -62,32 +75,28 @@ def train_command(args):
 
     With --profile, time a few training steps op by op instead (profile_command).
     """
-    from .checkpoint import save_checkpoint
-    from .tasks import make_task, new_model
+    from .checkpoint import load_checkpoint, save_checkpoint
+    from .tasks import TASKS, make_task, options_of
     from .train import EVAL_SEED_OFFSET, train
 
-    task_options = {name: option(args, name) for name in ("seq_len", "vocab", "digits", "labelled")
-                    if option(args, name) is not None}
-    task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, variable_length=args.variable_length,
-                     **task_options)
-    if args.pretrained:
-        model = fine_tuning_model(args, task)
-        config = model.config
-    else:
-        model, config = None, task.config(d_model=option(args, "d_model"), n_heads=option(args, "heads"),
-                                          n_layers=option(args, "layers"), d_ff=option(args, "d_ff"),
-                                          dropout=option(args, "dropout"))
+    task_options = given(args, TASK_FLAGS)
+    foreign = [flag for flag, (field, _) in TASK_FLAGS.items()
+               if field in task_options and field not in options_of(TASKS[args.task])]
+    if foreign:
+        raise SystemExit(f"train: {', '.join(foreign)} is not an option of the {args.task} task")
+    task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
+    config = task.config(**given(args, MODEL_FLAGS))
     if args.profile:
-        return profile_command(args, task, model or new_model(task, config, rng=args.seed))
-    target = option(args, "target_accuracy") if task.exact else None
-    steps, lr, warmup, batch_size = (option(args, name) for name in ("steps", "lr", "warmup", "batch_size"))
-    print(f"{args.task} task ({task.model_name}): {describe(task)}; {describe_model(task, config)}; "
-          f"batch {batch_size}, Adam, warmup {warmup}, lr scale {lr}, seed {args.seed}"
-          + (f", from {args.pretrained}" if args.pretrained else ""))
-    result = train(None if model else config, task, batch_size=batch_size, steps=steps, lr_scale=lr, warmup=warmup,
-                   clip_norm=args.clip_norm, label_smoothing=args.label_smoothing, seed=args.seed,
-                   eval_every=option(args, "eval_every"), target_accuracy=target, model=model)
+        return profile_command(args, task, task.new_model(config, np.random.default_rng(args.seed)))
+    settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
+    pretrained = task_options.get("pretrained")
+    sizes = describe_model(task, load_checkpoint(pretrained).config if pretrained else config)
+    print(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "
+          f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
+          + (f", from {pretrained}" if pretrained else ""))
+    result = train(config, task, seed=args.seed, **given(args, TRAINING_FLAGS))
     reached = result.reached_target_at_step
+    target = settings.target_accuracy if task.exact else None
     if task.exact:
         print(f"held-out exact match {result.exact_match:.1%} after {result.steps} steps; "
               + (f"reached {target:.0%} at step {reached}" if reached
@@ -110,23 +119,10 @@ def train_command(args):
     return 0 if reached or target is None else 1
 
 
-def describe(task):
-    """The task's sizes in a few words, for the first line of train's output."""
-    from .tasks import SequenceTask
-    if isinstance(task, SequenceTask):
-        return (f"{task.n_symbols} symbols, length {task.seq_len}"
-                + (" (variable)" if task.variable_length else ""))
-    if task.name == "addition":
-        return f"{task.digits}-digit numbers, {len(task.split.held_out)} held-out problems"
-    if task.name == "text":
-        return f"{len(task.corpus.text)} characters, {task.seq_len} of context"
-    halves = f"{task.k_min} to {task.k_max}" if task.variable_length else f"{task.k_max}"
-    return f"{task.n_symbols} symbols, halves of {halves}"
-
-
 def describe_model(task, c):
     """The model's sizes in a few words; the encoder-decoder's layers as encoder+decoder."""
-    layers = f"{c.n_layers}+{c.n_layers}" if task.model_name == "Transformer" else f"{c.n_layers}"
+    from .nn import Transformer
+    layers = f"{c.n_layers}+{c.n_layers}" if task.model_class is Transformer else f"{c.n_layers}"
     return f"d_model {c.d_model}, {c.n_heads} heads, {layers} layers, d_ff {c.d_ff}"
 
 
@@ -138,13 +134,13 @@ def profile_command(args, task, model):
 
     if args.profile_steps < 1:
         raise SystemExit(f"train: --profile-steps must be >= 1, got {args.profile_steps}")
-    batch = task.batch(option(args, "batch_size"), np.random.default_rng(args.seed))
-    optimizer = Adam(model.parameters(),
-                     lr=WarmupSchedule(model.config.d_model, option(args, "warmup"), option(args, "lr"))(1))
+    settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
+    batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
+    optimizer = Adam(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
     profile_steps(model, batch, optimizer, 1, task.loss)     # not timed: the first step allocates Adam's state
     totals, step_seconds = profile_steps(model, batch, optimizer, args.profile_steps, task.loss)
-    print(f"profile of {args.profile_steps} training steps ({args.task}, batch {option(args, 'batch_size')}, "
-          f"{describe(task)}; {task.model_name}, {describe_model(task, model.config)}),\n"
+    print(f"profile of {args.profile_steps} training steps ({args.task}, batch {settings.batch_size}, "
+          f"{task.describe()}; {task.model_class.__name__}, {describe_model(task, model.config)}),\n"
           "timed op by op by the tape: milliseconds per step, share of the step\n")
     print(profile_table(totals, step_seconds, args.profile_steps))
     return 0
@@ -175,59 +171,42 @@ def plot_training(result, task, path):
     plot.plt.close(figure)
 
 
-def per_task(name, fmt=str):
-    """ "(default: copy/reverse 10, text 32, mlm/classify 6)": option `name`'s default for each task that has one."""
-    from .tasks import DEFAULTS, NAMES
+def per_task_defaults(field):
+    """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it."""
+    from .tasks import CLASSROOM_MODEL, TASKS, options_of
     groups = {}
-    for task in NAMES:
-        if DEFAULTS[task].get(name) is not None:
-            groups.setdefault(fmt(DEFAULTS[task][name]), []).append(task)
-    if len(groups) == 1 and sum(map(len, groups.values())) == len(NAMES):
+    for name, task_class in TASKS.items():
+        defaults = {**options_of(task_class), **CLASSROOM_MODEL, **dataclasses.asdict(task_class.training)}
+        if defaults.get(field) is not None:
+            groups.setdefault(str(defaults[field]), []).append(name)
+    if not groups:
+        return ""
+    if len(groups) == 1 and sum(map(len, groups.values())) == len(TASKS):
         return f"(default: {next(iter(groups))})"
-    return "(default: " + ", ".join(f"{'/'.join(tasks)} {value}" for value, tasks in groups.items()) + ")"
+    return "(default: " + ", ".join(f"{'/'.join(names)} {value}" for value, names in groups.items()) + ")"
 
 
 def add_train_parser(commands):
-    from .tasks import MODEL_NAMES, NAMES
+    from .tasks import NAMES, TASKS
 
-    models = ", ".join(f"{name} ({MODEL_NAMES[name]})" for name in NAMES)
+    models = ", ".join(f"{name} ({TASKS[name].model_class.__name__})" for name in NAMES)
     train = commands.add_parser("train", help="train a Transformer, GPT or BERT on one of the tasks",
                                 description=f"Train a model on a task: {models}. The tasks with an exact "
                                             "answer train until held-out exact match reaches "
                                             "--target-accuracy (exit status 1 if it does not); text and mlm "
                                             "run all their steps and report the held-out loss.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    task_default = argparse.SUPPRESS          # the default depends on the task: per_task() says which
-
-    def per_task_option(flag, help, type=int, fmt=str):
-        name = flag[2:].replace("-", "_")
-        train.add_argument(flag, type=type, default=task_default, help=f"{help} {per_task(name, fmt)}")
-
     train.add_argument("--task", choices=NAMES, default="reverse", help="the task (and so the model)")
-    per_task_option("--seq-len", "copy/reverse: symbols per sequence; text: characters of context; "
-                                 "mlm/classify: symbols in each half of a sequence")
-    per_task_option("--vocab", "number of distinct symbols (copy, reverse, mlm, classify)")
-    train.add_argument("--variable-length", action="store_true",
-                       help="copy/reverse: lengths 1..seq-len; mlm/classify: halves of 3..seq-len; "
-                            "padded with PAD")
-    per_task_option("--digits", "addition: digits of each number")
-    per_task_option("--labelled", "classify: labelled training sequences")
-    train.add_argument("--pretrained", metavar="PATH",
-                       help="classify: start from this masked-LM checkpoint (train --task mlm --save PATH)")
-    per_task_option("--d-model", "width of every token vector")
-    per_task_option("--heads", "attention heads (n_heads)")
-    per_task_option("--layers", "layers (the encoder-decoder: encoder layers, and as many decoder layers)")
-    per_task_option("--d-ff", "hidden width of the feed-forward sublayers")
-    per_task_option("--dropout", "dropout probability", type=float)
-    per_task_option("--batch-size", "sequences per step")
-    per_task_option("--steps", "at most this many steps")
-    per_task_option("--lr", "scale of the warmup learning-rate schedule", type=float)
-    per_task_option("--warmup", "steps of linear learning-rate warmup")
-    train.add_argument("--clip-norm", type=float, default=None, help="clip the gradient norm to this")
-    train.add_argument("--label-smoothing", type=float, default=0.0, help="label smoothing of the cross-entropy")
+    types = {"pretrained": str, "dropout": float, "lr_scale": float, "target_accuracy": float,
+             "clip_norm": float, "label_smoothing": float}
+    for flag, (field, help) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
+        if field == "variable_length":
+            train.add_argument(flag, dest=field, action="store_true", default=argparse.SUPPRESS, help=help)
+        else:
+            train.add_argument(flag, dest=field, type=types.get(field, int), default=argparse.SUPPRESS,
+                               metavar="PATH" if field == "pretrained" else flag[2:].upper().replace("-", "_"),
+                               help=f"{help} {per_task_defaults(field)}")
     train.add_argument("--seed", type=int, default=0, help="seed of the weights and the training data")
-    per_task_option("--eval-every", "steps between held-out evaluations (0 = only at the end)")
-    per_task_option("--target-accuracy", "stop once held-out exact match reaches this", type=float)
     train.add_argument("--json", metavar="PATH", help="write the result (steps, times, losses, ...) as JSON")
     train.add_argument("--save", metavar="PATH", help="save the trained model as an .npz checkpoint")
     train.add_argument("--plot", metavar="PATH", help="save a PNG of the loss curve and an attention map")

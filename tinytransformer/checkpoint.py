@@ -4,7 +4,8 @@ The file holds one array per named parameter ("embed.table",
 "encoder.0.self_attn.W_q.W", ...), under the key "config" the
 TransformerConfig as a JSON string, and under "model" the class's name.
 Files written before models had a name hold a Transformer; files written
-before a config field existed get that field's default. It is read with allow_pickle=False, so
+before a config field existed get that field's default; GPT files from before
+its stack was called `layers` (it was `decoder`) are read under the new names. It is read with allow_pickle=False, so
 loading a file can never run code. Anything that does not fit — no file, a
 damaged file, a missing, extra or mis-shaped parameter, a config that does
 not describe the parameters — is a clear error, never a half-loaded model.
@@ -21,6 +22,8 @@ import numpy as np
 from .nn import MODELS, TransformerConfig
 
 CONFIG_KEY, MODEL_KEY = "config", "model"
+# parameters renamed since a checkpoint could be written: {class: [(old prefix, new prefix)]}
+RENAMED = {"GPT": [("decoder.", "layers."), ("decoder_norm.", "final_norm.")]}
 # what reading a damaged entry of a zip archive can raise
 READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
 
@@ -71,6 +74,7 @@ def load_checkpoint(path):
         raise ValueError(f"load_checkpoint: {path} has no {CONFIG_KEY!r} entry; "
                          "it is not a tinytransformer checkpoint")
     model_class = read_model_class(arrays.pop(MODEL_KEY, np.array("Transformer")), path)
+    arrays = {renamed(model_class.__name__, name): array for name, array in arrays.items()}
     model = model_class(read_config(arrays.pop(CONFIG_KEY), path), rng=0)
     expected = dict(model.named_parameters())
     missing = [name for name in expected if name not in arrays]
@@ -113,6 +117,14 @@ def read_config(entry, path):
         return TransformerConfig(**fields)
     except (json.JSONDecodeError, TypeError, ValueError) as error:
         raise ValueError(f"load_checkpoint: {path} has an invalid config ({error})") from error
+
+
+def renamed(class_name, name):
+    """A parameter's name in this version, for a file written when it had an older one (RENAMED)."""
+    for old, new in RENAMED.get(class_name, []):
+        if name.startswith(old):
+            return new + name[len(old):]
+    return name
 
 
 def read_model_class(entry, path):

@@ -7,7 +7,7 @@ Tensors, walking the tape).
 """
 import time
 
-from .tasks import transformer_loss
+from .tasks.sequences import transformer_loss
 from .tensor import Tape
 
 

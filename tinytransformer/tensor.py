@@ -20,6 +20,11 @@ from . import ops
 _active_tapes = []     # the open `with Tape()` blocks, outermost first
 
 
+def recording():
+    """True inside a `with Tape()` block: ops on Tensors that require a gradient are being written down."""
+    return bool(_active_tapes)
+
+
 class Tensor:
     """An ndarray with a .grad; ops on it are recorded by the active Tape."""
 

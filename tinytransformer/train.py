@@ -1,11 +1,10 @@
 """Train any of the three models on any task, one loop for all; measure by exact match or held-out loss.
 
-    config = TransformerConfig(vocab_size=data.vocab_size(10), max_len=11, dropout=0.0)
-    result = train(config, task="reverse")
+    result = train(None, "reverse")                       # the task's classroom model and settings
     result.exact_match, result.reached_target_at_step, result.model
 
-    task = tasks.AdditionTask(digits=3)                  # or TextTask, MaskedLMTask, ClassifyTask
-    result = train(task.config(dropout=0.0), task)       # result.model is a tt.nn.GPT
+    task = tasks.AdditionTask(digits=3)                   # or any task of tasks/, e.g. make_task("text")
+    result = train(task.config(d_model=32), task, steps=500)   # result.model is a tt.nn.GPT
 
 Each step draws a fresh batch from the task, runs the model inside a Tape,
 backpropagates the task's loss and takes one Adam step at the learning rate
@@ -13,7 +12,7 @@ of the paper's warmup schedule. Every eval_every steps the task evaluates the
 model on its held-out set: the exact match (copy, reverse, addition,
 classify), and then training stops once it reaches target_accuracy; or the
 held-out loss (text, mlm). What differs from task to task (the model, a batch,
-the loss, the evaluation) lives in tasks.py; the loop below is the same.
+the loss, the evaluation, the settings) lives in tasks/; the loop below is the same.
 """
 import dataclasses
 import sys
@@ -22,14 +21,15 @@ import time
 import numpy as np
 
 from .optim import Adam, WarmupSchedule, clip_grad_norm
-from .tasks import CLASSROOM, SequenceTask, new_model, transformer_loss
-from .tasks import exact_match                             # noqa: F401  (imported from here by tests and notebooks)
-from .tasks import evaluate_sequences as evaluate          # noqa: F401  (the copy/reverse evaluation, by its old name)
+from .tasks import TASKS, Training, make_task, options_of
+from .tasks import exact_match                             # noqa: F401  (imported from here by notebooks)
+from .tasks.sequences import evaluate_sequences as evaluate   # noqa: F401  (the copy/reverse evaluation, by its old name)
+from .tasks.sequences import transformer_loss
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out set's seed is seed + this: no overlap with training streams
-# The defaults of train(): the classroom schedule, as `train --task copy|reverse` uses it (tasks.py says why).
-LR_SCALE, WARMUP, EVAL_EVERY = CLASSROOM["lr"], CLASSROOM["warmup"], CLASSROOM["eval_every"]
+# The defaults of the classroom schedule, by their old names (tasks/task.py's Training holds them).
+LR_SCALE, WARMUP, EVAL_EVERY = Training.lr_scale, Training.warmup, Training.eval_every
 
 
 def train_step(model, optimizer, batch, label_smoothing=0.0, clip_norm=None, loss=transformer_loss):
@@ -101,58 +101,62 @@ class Progress:
             self.stream.write("\n")
 
 
-def train(config, task="reverse", *, seq_len=10, n_symbols=10, batch_size=64, steps=3000,
-          lr_scale=LR_SCALE, warmup=WARMUP, clip_norm=None, label_smoothing=0.0, variable_length=False,
-          seed=0, eval_every=EVAL_EVERY, eval_size=1000, target_accuracy=0.99, progress=True, model=None):
+def train(config=None, task="reverse", *, model=None, seed=0, progress=True, **options):
     """Train a new model of the task's class on task; returns a TrainResult (the model included).
 
-    task: "copy" or "reverse" (seq_len, n_symbols, variable_length and
-    eval_size describe it; the held-out set's seed is seed + EVAL_SEED_OFFSET),
-    or a task object from tasks.py, which carries its own sizes and held-out set.
-    config: a TransformerConfig with room for the task (task.config(...) makes
-    one). model: train this model instead of a new one (fine-tuning); then
-    config may be None. steps: at most this many; eval_every=0 evaluates only at
-    the end; target_accuracy=None never stops early (tasks without an exact
-    answer never do). progress: True for a status on stderr, False for none, or
-    a text stream. Same seed, same losses, bit for bit.
+    task: a task object (tasks/) or a task's name ("copy", "reverse", "addition", "text",
+    "mlm", "classify"; its held-out data drawn from seed + EVAL_SEED_OFFSET).
+    config: a TransformerConfig with room for the task; None gives task.config(), the classroom model.
+    model: train this model instead of a new one (fine-tuning); then config may be None.
+    options: for a task given by name, its own options (seq_len, n_symbols, ...), and for every
+    task the training settings, each the task's own unless given (tasks/task.py's Training:
+    steps, batch_size, lr_scale, warmup, eval_every, target_accuracy, clip_norm, label_smoothing).
+    progress: True for a status on stderr, False for none, or a text stream.
+    Same seed, same losses, bit for bit.
     """
     if isinstance(task, str):
-        if task not in ("copy", "reverse"):
-            raise ValueError(f"train: a task by name is 'copy' or 'reverse', got {task!r}; pass the others "
-                             "as objects, e.g. tasks.AdditionTask()")
-        task = SequenceTask(task, seq_len, n_symbols, variable_length, eval_size, seed + EVAL_SEED_OFFSET)
+        if task not in TASKS:
+            raise ValueError(f"train: task must be a task object or one of {tuple(TASKS)}, got {task!r}")
+        task_options = {name: options.pop(name) for name in list(options) if name in options_of(TASKS[task])}
+        task = make_task(task, seed=seed + EVAL_SEED_OFFSET, **task_options)
+    unknown = sorted(set(options) - {field.name for field in dataclasses.fields(Training)})
+    if unknown:
+        raise TypeError(f"train: unknown option {', '.join(unknown)}; the settings are "
+                        + ", ".join(field.name for field in dataclasses.fields(Training)))
+    settings = dataclasses.replace(task.training, **options)
     if model is not None:
         if config is not None and config != model.config:
             raise ValueError("train: config differs from model.config; pass config=None to train the model")
-        if type(model).__name__ != task.model_name:
-            raise ValueError(f"train: the {task.name} task trains a {task.model_name}, got a {type(model).__name__}")
-        config = model.config
-    task.check(config)
-    if steps < 1 or eval_every < 0:
-        raise ValueError(f"train: need steps >= 1 and eval_every >= 0, got {steps} and {eval_every}")
+        if not isinstance(model, task.model_class):
+            raise ValueError(f"train: the {task.name} task trains a {task.model_class.__name__}, "
+                             f"got a {type(model).__name__}")
+        task.check(model.config)
+    else:
+        config = task.config() if config is None else config
+        task.check(config)
     wall_start = time.perf_counter()
     model_seed, data_seed = np.random.SeedSequence(seed).spawn(2)          # two independent streams
     if model is None:
-        model = new_model(task, config, np.random.default_rng(model_seed))
+        model = task.new_model(config, np.random.default_rng(model_seed))
     data_rng = np.random.default_rng(data_seed)
     optimizer = Adam(model.parameters(), lr=0.0)
-    schedule = WarmupSchedule(config.d_model, warmup, lr_scale)
-    bar = Progress(steps, progress, metric="exact match" if task.exact else "held-out loss")
-    stops_early = task.exact and target_accuracy is not None
+    schedule = WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)
+    bar = Progress(settings.steps, progress, metric="exact match" if task.exact else "held-out loss")
+    stops_early = task.exact and settings.target_accuracy is not None
 
     losses, eval_history, reached_at, train_seconds = [], [], None, 0.0
-    for step in range(1, steps + 1):
+    for step in range(1, settings.steps + 1):
         start = time.perf_counter()
-        batch = task.batch(batch_size, data_rng)
+        batch = task.batch(settings.batch_size, data_rng)
         optimizer.lr = schedule(step)
-        losses.append(train_step(model, optimizer, batch, label_smoothing, clip_norm, task.loss))
+        losses.append(train_step(model, optimizer, batch, settings.label_smoothing, settings.clip_norm, task.loss))
         train_seconds += time.perf_counter() - start
-        evaluating = (eval_every and step % eval_every == 0) or step == steps
+        evaluating = (settings.eval_every and step % settings.eval_every == 0) or step == settings.steps
         if evaluating:
             eval_history.append((step, task.evaluate(model)))
             bar.value = eval_history[-1][1]
         bar.update(step, losses[-1], force=evaluating)
-        if evaluating and stops_early and bar.value >= target_accuracy:
+        if evaluating and stops_early and bar.value >= settings.target_accuracy:
             reached_at = step
             break
     bar.close()

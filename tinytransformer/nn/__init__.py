@@ -6,16 +6,18 @@ V vocabulary, h heads, d_k = d_model / h.
     config.py       TransformerConfig: sizes and switches of every model
     module.py       Module: parameters, sub-layers, train/eval mode
     layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, Dropout, FeedForward
-    attention.py    MultiHeadAttention, and the KVCache that incremental decoding keeps for it
-    blocks.py       EncoderLayer, DecoderLayer: sublayers with residual + LayerNorm
+    attention.py    MultiHeadAttention: project, split into heads, attend, merge
+    blocks.py       SelfAttentionLayer (= EncoderLayer), DecoderLayer: sublayers with residual + LayerNorm
     model.py        Model: what the three share (embeddings in, output projection out)
+    cache.py        KVCache: the keys and values incremental decoding keeps for every attention layer
     transformer.py  Transformer: encoder-decoder, model(src_ids, tgt_in_ids)
     gpt.py          GPT: decoder-only, causal, gpt(ids)
-    bert.py         BERT: encoder-only, bert(ids) and bert.classify(ids)
+    bert.py         BERT: encoder-only, bert(ids) and bert.classify(ids); classifier_from a pretrained BERT
 """
-from .attention import KeysValues, KVCache, LayerCache, MultiHeadAttention
-from .bert import BERT
-from .blocks import DecoderLayer, EncoderLayer, residual
+from .attention import MultiHeadAttention
+from .bert import BERT, classifier_from, transfer_weights
+from .blocks import DecoderLayer, EncoderLayer, SelfAttentionLayer, residual
+from .cache import KeysValues, KVCache, LayerCache
 from .config import TransformerConfig
 from .gpt import GPT
 from .layers import (ACTIVATIONS, Dropout, Embedding, FeedForward, LayerNorm, LearnedPositions, Linear,

@@ -1,4 +1,6 @@
 """BERT: the encoder-only Transformer, with a masked-language-model output and a [CLS] classifier."""
+import dataclasses
+
 import numpy as np
 
 from .. import functional as F
@@ -26,7 +28,7 @@ class BERT(Model):
         rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
         self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
-        self.encoder_norm = self.final_norm()
+        self.encoder_norm = self.make_final_norm()
         self.build_output(rng)
         self.classifier = None if c.n_classes is None else Linear(c.d_model, c.n_classes, rng, dtype=c.dtype)
 
@@ -54,3 +56,29 @@ class BERT(Model):
         first[0, 0] = 1.0
         cls = F.reshape(F.matmul(first, x), (len(ids), -1))               # (B, 1, d_model) -> (B, d_model)
         return self.classifier(cls)                                       # (B, n_classes)
+
+
+def classifier_from(pretrained, n_classes=2, rng=None, **changes):
+    """A new BERT with a [CLS] head of n_classes, every other weight copied from a pretrained BERT.
+
+    changes: other config fields to change (dropout, say); sizes must stay.
+    The head's weights are drawn from rng.
+    """
+    config = dataclasses.replace(pretrained.config, n_classes=n_classes, **changes)
+    model = BERT(config, rng=rng)
+    transfer_weights(pretrained, model)
+    return model
+
+
+def transfer_weights(source, target):
+    """Copy every parameter of source into the parameter of target with the same name and shape
+    (pretrained encoder into a model with a classification head). Returns the names of target's
+    parameters left as they were (the new head)."""
+    mine = dict(source.named_parameters())
+    left = []
+    for name, param in target.named_parameters():
+        if name in mine and mine[name].shape == param.shape:
+            param.data[...] = mine[name].data
+        else:
+            left.append(name)
+    return left

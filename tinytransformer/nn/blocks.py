@@ -1,9 +1,12 @@
 """The layers the stacks are made of: sublayers wrapped in residual + LayerNorm.
 
-    EncoderLayer   self-attention, feed-forward: the layer of the encoder, of BERT, and of GPT
-                   (GPT's layer is a decoder layer with nothing to cross-attend to, which is an
-                   encoder layer whose mask hides the future)
-    DecoderLayer   self-attention, attention to the encoder's output, feed-forward
+    SelfAttentionLayer   self-attention, then feed-forward: the layer of the encoder
+                         (EncoderLayer, its name in the paper), of BERT and of GPT; the
+                         mask it is given makes the difference (padding, or causal)
+    DecoderLayer         self-attention, attention to the encoder's output, feed-forward
+
+GPT's layer is the paper's decoder layer with nothing to cross-attend to: what
+is left is self-attention and feed-forward, a SelfAttentionLayer with a causal mask.
 """
 from .attention import MultiHeadAttention
 from .layers import Dropout, FeedForward, LayerNorm
@@ -17,7 +20,7 @@ def residual(x, sublayer, norm, dropout, norm_first):
     return norm(x + dropout(sublayer(x)))
 
 
-class EncoderLayer(Module):
+class SelfAttentionLayer(Module):
     """Self-attention, then feed-forward; residual + LayerNorm around each."""
 
     def __init__(self, config, rng, dropout_rng):
@@ -37,6 +40,9 @@ class EncoderLayer(Module):
         x = residual(x, lambda x: self.self_attn(x, x, keep, self_cache), self.norm1, self.dropout,
                      self.norm_first)
         return residual(x, self.feed_forward, self.norm2, self.dropout, self.norm_first)
+
+
+EncoderLayer = SelfAttentionLayer      # the encoder's layer, by the paper's name (and BERT's)
 
 
 class DecoderLayer(Module):

@@ -1,7 +1,7 @@
 """GPT: the decoder-only Transformer, a causal language model."""
 from .. import functional as F
-from .attention import KVCache
-from .blocks import EncoderLayer
+from .blocks import SelfAttentionLayer
+from .cache import KVCache
 from .model import Model
 
 
@@ -10,19 +10,19 @@ class GPT(Model):
 
         logits = gpt(ids)        # (B, T) ints -> (B, T, V)
 
-    Its stack is the Transformer's decoder without cross-attention (there is
-    no encoder to attend to), which leaves self-attention and feed-forward:
-    the encoder's layer, with a causal mask. GPT-2 is pre-LN with learned
-    positions: TransformerConfig(norm_first=True, positions="learned",
-    activation="gelu"); post-LN and sinusoidal positions work too. PAD is not
-    masked: the mask is causal only, so trailing PAD never changes the
-    positions before it (leave their targets out of the loss).
+    Its layers are the Transformer's decoder layers without cross-attention
+    (there is no encoder to attend to), which leaves self-attention and
+    feed-forward: SelfAttentionLayer, the encoder's layer, given a causal mask.
+    GPT-2 is pre-LN with learned positions: TransformerConfig(norm_first=True,
+    positions="learned", activation="gelu"); post-LN and sinusoidal positions
+    work too. PAD is not masked: the mask is causal only, so trailing PAD never
+    changes the positions before it (leave their targets out of the loss).
     """
 
     def __init__(self, config, rng=None):
         rng, dropout_rng = self.build_embeddings(config, rng)
-        self.decoder = [EncoderLayer(config, rng, dropout_rng) for _ in range(config.n_layers)]
-        self.decoder_norm = self.final_norm()
+        self.layers = [SelfAttentionLayer(config, rng, dropout_rng) for _ in range(config.n_layers)]
+        self.final_norm = self.make_final_norm()
         self.build_output(rng)
 
     def decode(self, ids, cache=None):
@@ -34,12 +34,12 @@ class GPT(Model):
         start = 0 if cache is None else cache.length
         x = self.embed_ids(ids, "ids", start)                             # (B, T, d_model)
         keep = F.causal_mask(ids.shape[1], start)                         # (T, start + T)
-        for layer, layer_cache in zip(self.decoder, self.layer_caches(cache, cross_attention=False)):
+        for layer, layer_cache in zip(self.layers, self.layer_caches(cache, cross_attention=False)):
             x = layer(x, keep, layer_cache)
-        return self.logits(x if self.decoder_norm is None else self.decoder_norm(x))
+        return self.logits(x if self.final_norm is None else self.final_norm(x))
 
     def new_cache(self):
-        """An empty KVCache for incremental decoding: one per batch of sequences decoded together."""
+        """An empty KVCache for incremental decoding (nn/cache.py): one per batch of sequences decoded together."""
         return KVCache(self.config.n_layers, cross_attention=False)
 
     def forward(self, ids):

@@ -34,7 +34,7 @@ class Model(Module):
         self.dropout = Dropout(c.dropout, dropout_rng)
         return rng, dropout_rng
 
-    def final_norm(self):
+    def make_final_norm(self):
         """Pre-LN leaves the residual stream unnormalised: a stack's output is normalised once (None for post-LN)."""
         return LayerNorm(self.config.d_model, self.config.dtype) if self.config.norm_first else None
 

@@ -1,6 +1,6 @@
 """The encoder-decoder of "Attention Is All You Need"."""
 from .. import functional as F
-from .attention import KVCache
+from .cache import KVCache
 from .blocks import DecoderLayer, EncoderLayer
 from .model import Model
 
@@ -22,7 +22,7 @@ class Transformer(Model):
         c = config
         self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.decoder = [DecoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
-        self.encoder_norm, self.decoder_norm = self.final_norm(), self.final_norm()
+        self.encoder_norm, self.decoder_norm = self.make_final_norm(), self.make_final_norm()
         self.build_output(rng)
 
     def encode(self, src_ids):
@@ -44,7 +44,7 @@ class Transformer(Model):
         return self.logits(y if self.decoder_norm is None else self.decoder_norm(y))
 
     def new_cache(self):
-        """An empty KVCache for incremental decoding: one per batch of sequences decoded together."""
+        """An empty KVCache for incremental decoding (nn/cache.py): one per batch of sequences decoded together."""
         return KVCache(self.config.n_layers, cross_attention=True)
 
     def forward(self, src_ids, tgt_in_ids):

@@ -16,7 +16,7 @@ import tinytransformer as tt
 from tinytransformer import ops
 from tinytransformer.gradcheck_every_op import CHECKS
 
-from conftest import keep_mask, normal
+from helpers import keep_mask, normal
 
 
 ATOL, RTOL = 1e-5, 1e-3     # DESIGN.md's gradient-check tolerances

@@ -12,7 +12,7 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer.nn import BERT, GPT
-from conftest import tiny_config
+from helpers import tiny_config
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
@@ -36,7 +36,7 @@ class Reference(torch.nn.Module):
         self.names = {}                       # our parameter name -> (torch tensor, how to copy)
         self.embed = self.share(ours, "embed.table")
         self.positions = self.share(ours, "positions.table") if c.positions == "learned" else None
-        stack = "decoder" if isinstance(ours, GPT) else "encoder"
+        stack, final = ("layers", "final_norm") if isinstance(ours, GPT) else ("encoder", "encoder_norm")
         for i, layer in enumerate(self.layers):
             attn, prefix = layer.self_attn, f"{stack}.{i}."
             W = [ours_parameter(ours, f"{prefix}self_attn.W_{x}.W").T for x in "qkv"]
@@ -58,8 +58,8 @@ class Reference(torch.nn.Module):
                 self.copy(ours, f"{prefix}{norm}.gamma", getattr(layer, norm).weight)
                 self.copy(ours, f"{prefix}{norm}.beta", getattr(layer, norm).bias)
         if self.final_norm is not None:
-            self.copy(ours, f"{stack}_norm.gamma", self.final_norm.weight)
-            self.copy(ours, f"{stack}_norm.beta", self.final_norm.bias)
+            self.copy(ours, f"{final}.gamma", self.final_norm.weight)
+            self.copy(ours, f"{final}.beta", self.final_norm.bias)
         self.output = None
         if not c.tie_embeddings:
             self.output = torch.nn.Linear(c.d_model, c.vocab_size, dtype=torch.float64)

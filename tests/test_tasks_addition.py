@@ -1,13 +1,11 @@
-"""The data of the GPT and BERT tasks: addition problems, the text corpus, the masked-LM corpus."""
+"""tasks/addition.py: the problems, their format, and a held-out split never trained on."""
 import numpy as np
 import pytest
 
-from tinytransformer import addition, mlm, text
-from tinytransformer.data import CLS, EOS, MASK, MLM_N_SPECIAL, PAD
+from tinytransformer.tasks import addition
+from tinytransformer.vocabulary import EOS, PAD
 
-from conftest import binomial_bounds
-
-
+from helpers import binomial_bounds
 def test_addition_encodes_fixed_width_operands_and_the_reversed_sum():
     prompt, answer = addition.encode([123, 5], [45, 999], digits=3)
     assert addition.problem_text(prompt[0]) == "123+045="
@@ -50,39 +48,3 @@ def test_addition_split_of_three_digits_and_its_batches():
         assert int(a) + int(b) == int(total[::-1])
     with pytest.raises(ValueError, match="addition.Split: need 1 <= digits <= 6"):
         addition.Split(digits=0)
-
-
-def test_the_text_ships_with_the_package_and_splits_without_overlap():
-    corpus = text.CharCorpus()
-    assert len(corpus.text) == 6110 and corpus.text.startswith("The Lighthouse Keeper's Year")
-    assert corpus.decode(corpus.encode("the lamp")) == "the lamp"
-    n = len(corpus.train_ids) + len(corpus.held_out_ids)
-    assert n == len(corpus.text) and len(corpus.held_out_ids) == round(0.1 * n)
-    assert corpus.decode(corpus.held_out_ids) == corpus.text[len(corpus.train_ids):]   # the end of the text
-    batch = corpus.training_batch(8, 32, np.random.default_rng(0))
-    np.testing.assert_array_equal(batch.ids[:, 1:], batch.targets[:, :-1])  # targets: the next character
-    held = corpus.held_out_batch(32)
-    assert held.ids.shape == ((len(corpus.held_out_ids) - 1) // 32, 32)
-    assert corpus.decode(held.ids[0]) == corpus.text[len(corpus.train_ids):][:32]
-    with pytest.raises(ValueError, match="not in the text's alphabet"):
-        corpus.encode("\u00e9")
-
-
-def test_mlm_sequences_are_a_copy_or_a_reverse():
-    ids, labels = mlm.make_sequences(200, k_max=6, n_symbols=8, rng=0)
-    assert ids.shape == (200, 13) and (ids[:, 0] == CLS).all() and set(labels) == {0, 1}
-    for row, label in zip(ids, labels):
-        symbols = row[1:][row[1:] != PAD]
-        k = len(symbols) // 2
-        x, y = symbols[:k], symbols[k:]
-        assert 3 <= k <= 6 and (row[1 + 2 * k:] == PAD).all()
-        assert list(y) == (list(x[::-1]) if label else list(x)) and x[0] != x[-1]
-        assert (symbols >= MLM_N_SPECIAL).all() and (symbols < mlm.vocab_size(8)).all()
-
-
-def test_mlm_pretraining_batch_corrupts_only_symbols():
-    corrupted, targets = mlm.pretraining_batch(100, 6, 8, rng=0)
-    assert (corrupted[:, 0] == CLS).all() and (targets[:, 0] == PAD).all()
-    assert (corrupted == MASK).any() and (targets != PAD).any()
-    assert (targets[corrupted == MASK] != PAD).all()            # [MASK] only where a target is asked
-    assert (targets[corrupted == PAD] == PAD).all()             # PAD is never chosen

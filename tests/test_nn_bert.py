@@ -5,9 +5,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import BERT
-from conftest import tiny_config
-from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
-                         assert_gradients_along_random_directions, training_losses)
+from helpers import (tiny_config, analytic_gradients, assert_a_wrong_gradient_is_caught,
+                     assert_gradients_along_random_directions, training_losses)
 
 # [CLS]-like first token 1; the second row ends in two PAD (0); masked-LM targets PAD (ignored) where not chosen
 IDS = np.array([[1, 3, 6, 5, 4, 6], [1, 6, 5, 3, 0, 0]])       # (2, 6)

@@ -7,7 +7,7 @@ from tinytransformer import functional as F
 from tinytransformer.gradcheck_every_op import CHECKS
 from tinytransformer.profile import ProfilingTape
 
-from conftest import param
+from helpers import param
 
 
 def test_a_tensor_used_twice_gets_both_gradients(rng):

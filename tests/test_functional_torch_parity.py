@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tinytransformer as tt
-from conftest import keep_mask, normal
+from helpers import keep_mask, normal
 from tinytransformer import functional as F
 
 pytestmark = pytest.mark.torch

@@ -5,9 +5,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import Transformer, TransformerConfig
-from conftest import tiny_config
-from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
-                         assert_gradients_along_random_directions)
+from helpers import (tiny_config, analytic_gradients, assert_a_wrong_gradient_is_caught,
+                     assert_gradients_along_random_directions)
 
 
 # src has PAD (0) at the end of its second row; tgt_out ends with EOS (2), then PAD

@@ -7,7 +7,7 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 
-from conftest import decoding_config
+from helpers import decoding_config
 
 
 def tiny_model(norm_first, tie_embeddings=True, seed=3):
@@ -54,7 +54,7 @@ def test_a_cache_with_wrong_keys_gives_different_logits():
     cache = model.new_cache()
     model.decode(tgt_in[:, :1], memory, src_keep, cache)
     for layer in cache.layers:
-        layer.self_attn.k = F.Tensor(np.zeros_like(layer.self_attn.k.data))
+        layer.self_attn.k = np.zeros_like(layer.self_attn.k)
     second = model.decode(tgt_in[:, 1:2], memory, src_keep, cache).data
     assert np.abs(second - full[:, 1:2]).max() > 1e-3
 
@@ -118,7 +118,7 @@ def test_gpt_in_pieces_equals_gpt_on_the_whole_sequence(norm_first, chunks):
     np.testing.assert_allclose(np.concatenate(pieces, axis=1), full, rtol=0, atol=1e-12)
     assert cache.length == 9
     for layer in cache.layers:
-        layer.self_attn.v = F.Tensor(np.zeros_like(layer.self_attn.v.data))   # a cache that forgot its values
+        layer.self_attn.v = np.zeros_like(layer.self_attn.v)   # a cache that forgot its values
     right = gpt(np.concatenate([ids, ids[:, :1]], axis=1)).data[:, -1]       # position 9 with its true history
     wrong = gpt.decode(ids[:, :1], cache).data[:, 0]
     assert np.abs(wrong - right).max() > 1e-3                               # the equality above is not automatic

@@ -5,9 +5,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.nn import GPT
-from conftest import tiny_config
-from whole_model import (analytic_gradients, assert_a_wrong_gradient_is_caught,
-                         assert_gradients_along_random_directions, training_losses)
+from helpers import (tiny_config, analytic_gradients, assert_a_wrong_gradient_is_caught,
+                     assert_gradients_along_random_directions, training_losses)
 
 # next-token prediction: the targets are the inputs shifted by one; the second row ends in PAD (0)
 IDS = np.array([[1, 3, 4, 5, 6], [1, 6, 5, 2, 0]])             # (2, 5)
@@ -84,7 +83,7 @@ def test_same_seed_same_model_other_seed_differs():
 def test_parameter_names():
     names = [name for name, _ in GPT(tiny_config(norm_first=True, positions="learned"), rng=0).named_parameters()]
     assert names[:2] == ["embed.table", "positions.table"]
-    assert "decoder.1.self_attn.W_q.W" in names and "decoder_norm.gamma" in names
+    assert "layers.1.self_attn.W_q.W" in names and "final_norm.gamma" in names
     assert not any("cross_attn" in name or "encoder" in name for name in names)
     untied = [name for name, _ in GPT(tiny_config(tie_embeddings=False), rng=0).named_parameters()]
     assert untied[-2:] == ["output.W", "output.b"]
@@ -94,9 +93,9 @@ def test_attention_probs_are_causal():
     model = GPT(tiny_config(), rng=0)
     model(IDS)
     probs = model.attention_probs()
-    assert list(probs) == ["decoder.0.self_attn", "decoder.1.self_attn"]
-    assert probs["decoder.0.self_attn"].shape == (2, 2, 5, 5)
-    np.testing.assert_array_equal(np.triu(probs["decoder.1.self_attn"], k=1), 0)
+    assert list(probs) == ["layers.0.self_attn", "layers.1.self_attn"]
+    assert probs["layers.0.self_attn"].shape == (2, 2, 5, 5)
+    np.testing.assert_array_equal(np.triu(probs["layers.1.self_attn"], k=1), 0)
 
 
 def test_dropout_follows_train_and_eval():

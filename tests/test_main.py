@@ -1,0 +1,146 @@
+"""__main__.py: the command line, `python -m tinytransformer train` for every task and its help."""
+import json
+
+import pytest
+
+import tinytransformer as tt
+from tinytransformer import tasks
+from tinytransformer.__main__ import main
+
+
+TINY_REVERSE = ["--seq-len", "3", "--vocab", "3", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+                "--batch-size", "16", "--warmup", "10", "--eval-every", "10", "--seed", "1"]
+
+
+def test_command_line_train_end_to_end(tmp_path, capsys):
+    paths = {name: tmp_path / f"run.{name}" for name in ("json", "npz")}
+    status = main(["train", "--task", "reverse", *TINY_REVERSE, "--steps", "20", "--dropout", "0.1",
+                   "--json", str(paths["json"]), "--save", str(paths["npz"])])
+    out = capsys.readouterr()
+    result = json.loads(paths["json"].read_text())
+    assert result["reached_target_at_step"] is None and result["exact_match"] < 0.99
+    assert status == 1                               # the target was not reached in 20 steps
+    assert "held-out exact match" in out.out and "predicted" in out.out
+    assert "step 20/20" in out.err                   # the progress line
+    assert {"task", "steps", "wall_seconds", "train_seconds", "ms_per_step", "exact_match", "final_loss",
+            "reached_target_at_step", "losses"} <= set(result)
+    assert result["task"] == "reverse" and len(result["losses"]) == result["steps"] == 20
+    assert tt.load_checkpoint(paths["npz"]).config.dropout == 0.1
+
+
+def test_command_line_exits_0_when_the_target_is_reached(tmp_path, capsys):
+    path = tmp_path / "run.json"
+    status = main(["train", "--task", "copy", *TINY_REVERSE, "--steps", "20", "--target-accuracy", "0",
+                   "--json", str(path)])
+    assert status == 0 and json.loads(path.read_text())["reached_target_at_step"] == 10
+
+
+def test_command_line_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "run.png"
+    main(["train", "--task", "reverse", *TINY_REVERSE, "--steps", "10", "--plot", str(path)])
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_command_line_profile_prints_the_time_of_each_op(capsys):
+    status = main(["train", "--profile", "--profile-steps", "3", "--seq-len", "3", "--vocab", "3",
+                   "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8"])
+    out = capsys.readouterr().out
+    assert status == 0 and "held-out exact match" not in out          # profiles instead of training
+    lines = out.splitlines()
+    rules = [i for i, line in enumerate(lines) if line == "-" * 70]
+    assert len(rules) == 2                                               # under the header, above the totals
+    assert lines[rules[0] - 1].split() == "op calls forward ms backward ms total ms share".split()
+    rows = {line.split()[0]: line.split()[1:] for line in lines[rules[0] + 1:rules[1]]}
+    assert {"linear", "attention", "layer_norm", "embedding", "cross_entropy"} <= set(rows)
+    for calls, forward, backward, total, share in rows.values():
+        assert int(calls) >= 1 and float(forward) >= 0 and float(backward) >= 0
+        assert float(total) == pytest.approx(float(forward) + float(backward), abs=2e-3)
+    assert int(rows["layer_norm"][0]) == 5                               # 2 in the encoder layer, 3 in the decoder's
+    assert float(rows["linear"][1]) > 0 and float(rows["linear"][2]) > 0  # forward and backward both timed
+    shares = {name: float(row[-1].rstrip("%")) for name, row in rows.items()}
+    totals = {line[:20].strip(): line.split()[-1] for line in lines[rules[1] + 1:]}
+    all_ops, rest = float(totals["all ops"].rstrip("%")), float(totals["optimiser + Python"].rstrip("%"))
+    assert sum(shares.values()) == pytest.approx(all_ops, abs=0.05 * len(shares) + 0.05)   # each rounded to 0.1%
+    assert sum(shares.values()) + rest == pytest.approx(100.0, abs=0.05 * len(shares) + 0.1)
+
+
+def test_cli_help_shows_the_defaults_train_uses(capsys):
+    from tinytransformer.tasks import ClassifyTask
+    from tinytransformer.train import LR_SCALE, WARMUP
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())          # undo the line wrapping
+    # fine-tuning [CLS] takes a smaller step than train()'s default, which every other task uses
+    assert (f"scale of the warmup learning-rate schedule (default: copy/reverse/addition/text/mlm {LR_SCALE}, "
+            f"classify {ClassifyTask.training.lr_scale})") in help_text
+    assert f"steps of linear learning-rate warmup (default: {WARMUP})" in help_text
+
+
+TINY_MODEL = ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8",
+              "--steps", "4", "--eval-every", "2"]
+
+
+@pytest.mark.parametrize("name, extra, model_class", [
+    ("addition", ["--digits", "1"], tt.nn.GPT), ("text", ["--seq-len", "16"], tt.nn.GPT),
+    ("mlm", ["--seq-len", "3", "--vocab", "4"], tt.nn.BERT),
+    ("classify", ["--labelled", "16"], tt.nn.BERT)])
+def test_command_line_trains_every_task(tmp_path, capsys, name, extra, model_class):
+    paths = {kind: tmp_path / f"run.{kind}" for kind in ("json", "npz")}
+    status = main(["train", "--task", name, *TINY_MODEL, *extra, "--json", str(paths["json"]),
+                   "--save", str(paths["npz"])])
+    out = capsys.readouterr()
+    result = json.loads(paths["json"].read_text())
+    assert result["task"] == name and result["steps"] == len(result["losses"]) == 4
+    assert "step 4/4" in out.err
+    if name in ("addition", "classify"):                     # an exact answer: a target not reached in 4 steps
+        assert result["exact_match"] < 0.99 and result["reached_target_at_step"] is None and status == 1
+        assert "held-out exact match" in out.out
+    else:                                                    # no target: the held-out loss, status 0
+        assert result["exact_match"] is None and result["held_out_loss"] > 0 and status == 0
+        assert "held-out loss" in out.out
+    assert type(tt.load_checkpoint(paths["npz"])) is model_class
+
+
+@pytest.mark.parametrize("name, extra, model_name", [
+    ("addition", ["--digits", "1"], "GPT"), ("mlm", ["--seq-len", "3", "--vocab", "4"], "BERT"),
+    ("classify", ["--labelled", "16"], "BERT")])
+def test_command_line_profiles_every_model(capsys, name, extra, model_name):
+    status = main(["train", "--task", name, "--profile", "--profile-steps", "2", *TINY_MODEL, *extra])
+    out = capsys.readouterr().out
+    assert status == 0 and f"{model_name}, d_model 16" in out
+    assert "held-out exact match" not in out and "held-out loss" not in out      # profiles instead of training
+    ops_timed = {line.split()[0] for line in out.splitlines()[3:] if line and not line.startswith("-")}
+    assert {"attention", "layer_norm", "embedding", "cross_entropy"} <= ops_timed
+
+
+def test_command_line_fine_tunes_a_pretrained_checkpoint(tmp_path, capsys):
+    path = tmp_path / "mlm.npz"
+    main(["train", "--task", "mlm", *TINY_MODEL, "--save", str(path)])
+    status = main(["train", "--task", "classify", "--labelled", "16",
+                   "--steps", "4", "--eval-every", "2", "--batch-size", "8", "--target-accuracy", "0",
+                   "--pretrained", str(path)])
+    out = capsys.readouterr().out
+    assert status == 0 and f"from {path}" in out and "d_model 16" in out     # sizes from the checkpoint
+    with pytest.raises(SystemExit, match="--pretrained is not an option of the mlm task"):
+        main(["train", "--task", "mlm", "--pretrained", str(path)])
+
+
+def test_command_line_plot_of_a_gpt_task(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "run.png"
+    main(["train", "--task", "addition", "--digits", "1", *TINY_MODEL, "--plot", str(path)])
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_help_lists_the_three_models_and_every_task(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = " ".join(capsys.readouterr().out.split())
+    assert all(model in top for model in ("Transformer", "GPT", "BERT"))
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for name in tasks.NAMES:
+        assert f"{name} ({tasks.TASKS[name].model_class.__name__})" in help_text
+    assert "at most this many steps (default: copy/reverse/" in help_text        # per-task defaults are shown

@@ -1,0 +1,43 @@
+"""The tasks the training loop knows, by name: one file per family, each holding its data and its task class.
+
+    task.py        Task: what the loop asks of a task; Training: the loop's settings; the measures
+    sequences.py   copy, reverse     for the encoder-decoder Transformer
+    addition.py    addition          for GPT: a+b= and the sum, reversed
+    text.py        text              for GPT: the next character of a story
+    masked_lm.py   mlm, classify     for BERT: masked-LM pretraining, then a [CLS] question
+
+    task = make_task("reverse", seq_len=8)       # the task's dataclass, its other fields at their defaults
+    result = train(task.config(), task)          # train.py
+"""
+import dataclasses
+
+from .addition import AdditionTask
+from .masked_lm import ClassifyTask, MaskedLMTask
+from .masked_lm import token_names as mlm_token_names     # noqa: F401  (its name when tasks was one module)
+from .sequences import CopyTask, ReverseTask
+from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
+    language_model_loss
+from .text import TextTask
+
+TASKS = {task.name: task for task in (CopyTask, ReverseTask, AdditionTask, TextTask, MaskedLMTask, ClassifyTask)}
+NAMES = tuple(TASKS)
+
+
+def options_of(task_class):
+    """The data options of a task class and their defaults: {field name: default}."""
+    return {field.name: field.default for field in dataclasses.fields(task_class)}
+
+
+def make_task(name, seed=0, **options):
+    """The task called name, with options (its dataclass fields: seq_len, digits, ...) changed from their
+    defaults. seed draws the held-out data of the tasks that draw it (copy, reverse, mlm, classify)."""
+    if name not in TASKS:
+        raise ValueError(f"make_task: name must be one of {NAMES}, got {name!r}")
+    known = options_of(TASKS[name])
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"make_task: the {name} task has no option {', '.join(unknown)}; "
+                         f"its options are {', '.join(known)}")
+    if "seed" in known:
+        options = {"seed": seed, **options}
+    return TASKS[name](**options)

@@ -1,0 +1,136 @@
+"""copy and reverse: the encoder-decoder's classroom tasks, their data and their task classes.
+
+Token ids: PAD=0, BOS=1, EOS=2 (vocabulary.py), then the symbols 3, 4, ..., 3 + n_symbols - 1.
+One example of the copy task with seq_len=4:
+
+    src     = [5, 3, 9, 4]            what the encoder reads
+    tgt_in  = [BOS, 5, 3, 9, 4]       what the decoder reads (shifted right)
+    tgt_out = [5, 3, 9, 4, EOS]       what the decoder must predict
+
+The reverse task is the same with the symbols reversed in tgt_in and tgt_out.
+With variable lengths, shorter examples are padded with PAD at the end.
+Evaluated by greedy decoding: the held-out exact match.
+"""
+import dataclasses
+
+import numpy as np
+
+from .. import functional as F, nn
+from ..decode import greedy
+from ..vocabulary import BOS, EOS, N_SPECIAL, PAD, Batch
+from .task import Task, exact_match
+
+TASKS = ("copy", "reverse")
+
+
+def vocab_size(n_symbols):
+    """Size of the vocabulary: the special tokens plus the symbols."""
+    return N_SPECIAL + n_symbols
+
+
+def token_names(ids):
+    """Token ids as readable names: the symbols as 0, 1, 2, ..., then PAD ".", BOS "<s>", EOS "</s>"."""
+    special = {PAD: ".", BOS: "<s>", EOS: "</s>"}
+    return [special.get(int(i), str(int(i) - N_SPECIAL)) for i in ids]
+
+
+def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False):
+    """Draw `batch_size` fresh examples of `task` ("copy" or "reverse").
+
+    rng: an np.random.Generator or an int seed. With variable_length, each
+    example's length is drawn uniformly from 1..seq_len and the rest is PAD.
+    """
+    if task not in TASKS:
+        raise ValueError(f"make_batch: task must be one of {TASKS}, got {task!r}")
+    if seq_len < 1 or n_symbols < 1 or batch_size < 1:
+        raise ValueError(
+            "make_batch: batch_size, seq_len and n_symbols must be >= 1, got "
+            f"{batch_size}, {seq_len}, {n_symbols}")
+    rng = np.random.default_rng(rng)
+    B, T = batch_size, seq_len
+    symbols = rng.integers(N_SPECIAL, N_SPECIAL + n_symbols, size=(B, T))  # (B, T)
+    if variable_length:
+        lengths = rng.integers(1, T + 1, size=B)                             # (B,)
+    else:
+        lengths = np.full(B, T)
+    positions = np.arange(T)                                                 # (T,)
+    real = positions[None, :] < lengths[:, None]                             # (B, T) True where a symbol stands
+    src = np.where(real, symbols, PAD)                                       # (B, T)
+
+    if task == "copy":
+        target = src
+    else:
+        # position t of the reversed row reads position length-1-t of the source
+        source_index = np.clip(lengths[:, None] - 1 - positions[None, :], 0, T - 1)  # (B, T)
+        target = np.where(real, np.take_along_axis(src, source_index, axis=1), PAD)
+
+    tgt_in = np.full((B, T + 1), PAD, dtype=np.int64)
+    tgt_out = np.full((B, T + 1), PAD, dtype=np.int64)
+    tgt_in[:, 0] = BOS
+    tgt_in[:, 1:] = target
+    tgt_out[:, :T] = target
+    tgt_out[np.arange(B), lengths] = EOS
+    return Batch(src.astype(np.int64), tgt_in, tgt_out)
+
+
+def transformer_loss(model, batch, label_smoothing=0.0):
+    """Cross-entropy of the encoder-decoder on a copy/reverse Batch, PAD not counted."""
+    logits = model(batch.src, batch.tgt_in)                                 # (B, T + 1, V)
+    return F.cross_entropy(logits, batch.tgt_out, ignore_index=PAD, label_smoothing=label_smoothing)
+
+
+def evaluate_sequences(model, batch):
+    """Exact match of greedy decoding on a held-out copy/reverse Batch (as many steps as tgt_out has positions)."""
+    return exact_match(greedy(model, batch.src, max_len=batch.tgt_out.shape[1]), batch.tgt_out)
+
+
+@dataclasses.dataclass
+class CopyTask(Task):
+    """copy for the encoder-decoder Transformer: write the source again; evaluated by greedy decoding."""
+    seq_len: int = 10                # symbols per sequence
+    n_symbols: int = 10              # distinct symbols
+    variable_length: bool = False    # lengths drawn from 1..seq_len, padded
+    eval_size: int = 1000            # held-out sequences
+    seed: int = 0                    # seed of the held-out sequences
+
+    name, model_class = "copy", nn.Transformer
+
+    def __post_init__(self):
+        self.eval_set = make_batch(self.name, self.eval_size, self.seq_len, self.n_symbols, self.seed,
+                                   self.variable_length)
+
+    def room(self):
+        return dict(vocab_size=vocab_size(self.n_symbols), max_len=self.seq_len + 1)    # + 1: BOS or EOS
+
+    def describe(self):
+        return f"{self.n_symbols} symbols, length {self.seq_len}" + (" (variable)" if self.variable_length else "")
+
+    def batch(self, batch_size, rng):
+        return make_batch(self.name, batch_size, self.seq_len, self.n_symbols, rng, self.variable_length)
+
+    loss = staticmethod(transformer_loss)
+
+    def evaluate(self, model):
+        return evaluate_sequences(model, self.eval_set)
+
+    def show(self, model, n=3):
+        """Lines showing n held-out examples and the model's greedy answers."""
+        src, _, tgt_out = (ids[:n] for ids in self.eval_set)
+        predicted = greedy(model, src, max_len=tgt_out.shape[1])
+        lines = ["held-out examples (symbols as 0, 1, ..., . for PAD):"]
+        for rows in zip(src, tgt_out, predicted):
+            source, target, prediction = (" ".join(token_names(ids)) for ids in rows)
+            lines += [f"  source     {source}", f"  target     {target}", f"  predicted  {prediction}", ""]
+        return lines
+
+    def plot_example(self):
+        """(the model's inputs, key labels, query labels) of one held-out example, for an attention map."""
+        src, tgt_in, tgt_out = (ids[:1] for ids in self.eval_set)
+        return (src, tgt_in), token_names(src[0]), token_names(tgt_out[0])
+
+
+@dataclasses.dataclass
+class ReverseTask(CopyTask):
+    """reverse for the encoder-decoder Transformer: write the source backwards; evaluated by greedy decoding."""
+
+    name = "reverse"

@@ -1,0 +1,134 @@
+"""What every task gives the one training loop, every default in one place, and the shared measures.
+
+A task is a small object that knows its data and its model:
+
+    task = make_task("addition", digits=3)            # tasks/__init__.py: the tasks by name
+    config = task.config()                            # the classroom model with room for the task
+    model = task.new_model(config, rng)               # of task.model_class: nn.GPT here
+    with Tape() as tape:
+        loss = task.loss(model, task.batch(64, rng))
+    task.evaluate(model)                              # held-out exact match, or held-out loss
+
+Each task is a dataclass: its fields are its data options (seq_len, digits,
+...) and their defaults, written only there; the command line reads them
+there. Its class attributes say the rest: model_class, exact (True: evaluate
+gives the held-out exact match, and training may stop at a target; False: it
+gives the held-out loss, lower is better), model_style (the config fields of
+its model family) and training (the loop's settings for it).
+"""
+import dataclasses
+
+import numpy as np
+
+from .. import functional as F
+from ..decode import inference
+from ..nn import TransformerConfig
+from ..vocabulary import EOS, PAD
+
+# The classroom model's sizes: every task starts from them (the command line's --d-model and so on).
+CLASSROOM_MODEL = dict(d_model=64, n_heads=4, n_layers=2, d_ff=128, dropout=0.0)
+GPT_STYLE = dict(positions="learned", norm_first=True, activation="gelu")     # GPT-2: pre-LN, GELU
+BERT_STYLE = dict(positions="learned", norm_first=False, activation="gelu")   # BERT: post-LN, GELU
+
+
+@dataclasses.dataclass(frozen=True)
+class Training:
+    """The training loop's settings. The defaults are the classroom schedule; each task changes a few.
+
+    copy/reverse: the fewest steps to 99% held-out exact match on the classroom model: over 20
+    seeds, scale 1 with warmup 100 took a median 400 steps, scale 2 with warmup 200 800
+    (benchmarks/README.md). The README's "Train" section says how the others were chosen.
+    """
+    steps: int = 3000                       # at most this many
+    batch_size: int = 64                    # sequences per step
+    lr_scale: float = 1.0                   # scale of the paper's warmup schedule (optim.WarmupSchedule)
+    warmup: int = 100                       # steps of linear warmup
+    eval_every: int = 100                   # steps between held-out evaluations; 0 = only at the end
+    target_accuracy: float | None = 0.99    # stop once held-out exact match reaches this; None: never
+    clip_norm: float | None = None          # clip the gradients' joint norm to this
+    label_smoothing: float = 0.0
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "warmup"):
+            if not isinstance(getattr(self, name), (int, np.integer)) or getattr(self, name) < 1:
+                raise ValueError(f"train: {name} must be a positive integer, got {getattr(self, name)!r}")
+        if not isinstance(self.eval_every, (int, np.integer)) or self.eval_every < 0:
+            raise ValueError(f"train: eval_every must be an integer >= 0 (0 = only at the end), got {self.eval_every!r}")
+        if not self.lr_scale > 0:
+            raise ValueError(f"train: lr_scale must be > 0, got {self.lr_scale!r}")
+        if self.target_accuracy is not None and not 0 <= self.target_accuracy <= 1:
+            raise ValueError(f"train: target_accuracy must be in [0, 1] (a share of exact matches), "
+                             f"got {self.target_accuracy!r}")
+        if self.clip_norm is not None and not self.clip_norm > 0:
+            raise ValueError(f"train: clip_norm must be > 0, got {self.clip_norm!r}")
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"train: label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
+
+
+class Task:
+    """The base of every task: what the training loop and the command line ask of one."""
+
+    name = None                  # "copy", "reverse", "addition", "text", "mlm" or "classify"
+    model_class = None           # nn.Transformer, nn.GPT or nn.BERT
+    exact = True                 # evaluate gives held-out exact match (else the held-out loss)
+    model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE)
+    training = Training()
+
+    def room(self):
+        """What a config needs for this task: {"vocab_size": ..., "max_len": ...} (and n_classes)."""
+        raise NotImplementedError
+
+    def config(self, **changes):
+        """The classroom model for this task, a TransformerConfig; changes override (d_model=32, ...)."""
+        return TransformerConfig(**{**CLASSROOM_MODEL, **self.model_style, **self.room(), **changes})
+
+    def check(self, config):
+        """config must have room for the task: at least the vocabulary and positions config() gives it."""
+        room = self.room()
+        short = [f"{name} >= {room[name]}" for name in ("vocab_size", "max_len") if getattr(config, name) < room[name]]
+        if config.n_classes != room.get("n_classes"):
+            short.append(f"n_classes={room.get('n_classes')}")
+        if short:
+            raise ValueError(f"train: the config (vocab_size={config.vocab_size}, max_len={config.max_len}, "
+                             f"n_classes={config.n_classes}) does not fit the {self.name} task; it needs "
+                             + ", ".join(short))
+
+    def new_model(self, config, rng):
+        """A fresh model of the class the task trains, on config, its weights drawn from rng."""
+        return self.model_class(config, rng=rng)
+
+
+def exact_match(pred_ids, tgt_out):
+    """Fraction of rows whose prediction is right at every position up to and including EOS.
+
+    pred_ids (B, L) decoded ids without BOS (PAD after EOS), tgt_out (B, T)
+    with one EOS per row. A prediction shorter than its target's EOS is wrong;
+    what comes after the target's EOS is not compared.
+    """
+    pred_ids, tgt_out = np.asarray(pred_ids), np.asarray(tgt_out)
+    if pred_ids.ndim != 2 or tgt_out.ndim != 2 or len(pred_ids) != len(tgt_out):
+        raise ValueError(f"exact_match: need pred_ids (B, L) and tgt_out (B, T) with the same B, "
+                         f"got {pred_ids.shape} and {tgt_out.shape}")
+    has_eos = (tgt_out == EOS).any(axis=1)                                  # (B,)
+    if not has_eos.all():
+        raise ValueError(f"exact_match: row {np.argmin(has_eos)} of tgt_out has no EOS")
+    B, T = tgt_out.shape
+    pred = np.full((B, T), PAD, dtype=pred_ids.dtype)                       # (B, T) cut or PAD-extended
+    width = min(T, pred_ids.shape[1])
+    pred[:, :width] = pred_ids[:, :width]
+    eos_at = (tgt_out == EOS).argmax(axis=1)                                # (B,) first EOS of each row
+    compared = np.arange(T)[None, :] <= eos_at[:, None]                     # (B, T) up to and including EOS
+    right = ((pred == tgt_out) | ~compared).all(axis=1)                     # (B,)
+    return float(right.mean())
+
+
+def language_model_loss(model, batch, label_smoothing=0.0):
+    """Cross-entropy of model(ids) (B, T, V) against targets (B, T), PAD not counted: GPT and BERT alike."""
+    logits = model(batch.ids)                                                # (B, T, V)
+    return F.cross_entropy(logits, batch.targets, ignore_index=PAD, label_smoothing=label_smoothing)
+
+
+def held_out_loss(model, ids, targets):
+    """Mean cross-entropy over the counted targets, in eval mode and outside any Tape (nothing recorded)."""
+    with inference(model, "held_out_loss"):
+        return float(F.cross_entropy(model(ids), targets, ignore_index=PAD).data)
