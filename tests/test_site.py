@@ -306,13 +306,21 @@ def test_every_notebook_and_every_source_file_has_a_page(visited):
         anchors = {s.anchor for s in annotate(source.read_text())[1]} - {None}
         assert anchors <= set(facts[page]["ids"]), (page, anchors - set(facts[page]["ids"]))
     assert {"index.html", "code/index.html", "api/index.html", "search.html"} <= set(facts)
-    # in the reading order of the README's map of the package ("What is inside")
+    # in the reading order of the README's map of the package ("What is inside"), and a
+    # sub-package's files in the order of the map in its own docstring
+    def order(folder, text):
+        listed = [name for name in re.findall(r"^ +(\w+)\.py\s", text, re.MULTILINE) if (folder / f"{name}.py").is_file()]
+        package = folder.relative_to(ROOT / "tinytransformer").as_posix()
+        prefix = re.escape(base + "code/" + ("" if package == "." else package + "/"))
+        shown = [m.group(1) for link in facts["code/index.html"]["links"] if (m := re.fullmatch(prefix + r"(\w+)\.html", link))]
+        return listed, [name for name in dict.fromkeys(shown) if name in listed]
+
     readme_map = (ROOT / "README.md").read_text().partition("## What is inside")[2].partition("```\n\n")[0]
-    listed = [name for name in re.findall(r"^  (\w+)(?:\.py|/)\s", readme_map, re.MULTILINE)
-              if (ROOT / "tinytransformer" / f"{name}.py").is_file()]
-    shown = [m.group(1) for link in facts["code/index.html"]["links"]
-             if (m := re.fullmatch(re.escape(base) + r"code/(\w+)\.html", link))]
-    assert len(listed) >= 10 and [name for name in dict.fromkeys(shown) if name in listed] == listed
+    listed, shown = order(ROOT / "tinytransformer", readme_map)
+    assert len(listed) >= 10 and shown == listed
+    for package in (ROOT / "tinytransformer").glob("*/__init__.py"):
+        listed, shown = order(package.parent, docstring(ast.parse(package.read_text())) or "")
+        assert shown == listed, package
 
 
 @pytest.mark.site
