@@ -91,8 +91,11 @@ def test_prose_keeps_a_derivation_one_step_a_line():
     assert [kind for kind, _ in pieces("\n".join(lines))] == ["text", "example", "text"]
     # reStructuredText, for the annotated pages and autodoc alike: the steps a literal block,
     # * and _ shown as written, a leading ( or - never read as markup
-    assert as_rst(lines) == ["Backward, with A = probs\\:", "", "::", "", "    out = A @ v  ->  dv = A.T @ dout",
-                             "    A = softmax(S)", "", "\\(.T swaps axes.) Uses ``x * y``.", ""]
+    assert as_rst(lines) == ["Backward, with A = probs\\:", "", ".. code-block:: text", "",
+                             "    out = A @ v  ->  dv = A.T @ dout", "    A = softmax(S)", "",
+                             "\\(.T swaps axes.) Uses ``x * y``.", ""]
+    # a run that is Python is coloured as Python
+    assert as_rst(["Use it:", "    y = F.linear(x, W)"])[2] == ".. code-block:: python"
     assert as_rst(["y_i = x_i * 2"]) == ["y\\_i = x\\_i \\* 2", ""]
     assert as_rst(["- one", "- two `a_b`"]) == ["- one", "- two ``a_b``", ""]
     assert as_rst(["-----"]) == ["\\-----", ""]

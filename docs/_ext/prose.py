@@ -7,6 +7,7 @@ lines (a code example, or a derivation written one step a line), lines starting
 "- " are a list, and `backticks` mark inline code. as_rst writes that as
 reStructuredText, for the annotated-source pages and autodoc's API pages alike.
 """
+import ast
 import re
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
@@ -73,13 +74,23 @@ def _escape(text):
     return "\\" + rst if rst[:1] in _MARKUP_START else rst
 
 
+def _language(lines):
+    """python for a run that is Python (a usage example, `y = x @ W + b`), else text: a
+    derivation's `->` or a map of files is not code to colour."""
+    try:
+        ast.parse("\n".join(lines))
+    except SyntaxError:
+        return "text"
+    return "python"
+
+
 def as_rst(lines):
     """The lines of a comment or docstring as reStructuredText lines that show them as written:
     an indented run as a literal block, one step a line."""
     out = []
     for kind, piece in pieces("\n".join(lines)):
         if kind == "example":
-            out += ["::", ""] + ["    " + line for line in piece]
+            out += [f".. code-block:: {_language(piece)}", ""] + ["    " + line for line in piece]
         elif kind == "list":
             out += ["- " + _escape(item) for item in _list_items(piece)]
         else:
