@@ -166,7 +166,7 @@ class PackageMap(SphinxDirective):
             self.env.note_dependency(str(path))
             shown = path.relative_to(PACKAGE).as_posix()
             summary = (docstring(ast.parse(path.read_text())) or "").split("\n\n")[0]
-            cells = [_doc_ref(code_docname(path), nodes.literal(shown, shown), self.env.docname),
+            cells = [_doc_ref(code_docname(path), nodes.Text(shown), self.env.docname),
                      *(self.parse_text_to_nodes("\n".join(as_rst([summary]))) or [nodes.paragraph()]),
                      _doc_ref(api_docname(path), nodes.Text("API"), self.env.docname)]
             rows.append(nodes.row("", *(nodes.entry("", cell) for cell in cells)))
