@@ -97,9 +97,10 @@ def test_sampling_cold_or_top_1_is_greedy(copier, held_out):
 
 
 def test_top_k_samples_only_among_the_k_most_likely():
-    # from BOS the two most likely are A and B; hot sampling without top_k draws all five tokens
+    # from BOS the two most likely are A and B; hot sampling without top_k draws every token a row
+    # may continue with (never PAD or BOS)
     src = np.zeros((500, 1), dtype=np.int64)
-    assert set(np.unique(decode.sample(MadeUpModel(), src, 1, rng=0, temperature=100.0))) == {0, 1, 2, 3, 4}
+    assert set(np.unique(decode.sample(MadeUpModel(), src, 1, rng=0, temperature=100.0))) == {EOS, A, B}
     assert set(np.unique(decode.sample(MadeUpModel(), src, 1, rng=0, temperature=100.0, top_k=2))) == {A, B}
 
 
@@ -156,6 +157,27 @@ def test_beam_search_finds_the_more_likely_sequence_that_greedy_misses():
     np.testing.assert_array_equal(greedy[0], [A, A, A, A])
     beam = decode.beam_search(MadeUpModel(), src, max_len=4, beam_width=2, length_penalty=0.0)
     np.testing.assert_array_equal(beam, [[B, EOS], [B, EOS]])
+
+
+class PrefersPadModel(MadeUpModel):
+    """After BOS the likeliest next token is A, then PAD (which would end a row early, before its EOS), then B, EOS."""
+
+    def __init__(self):
+        super().__init__()
+        p = np.full((5, 5), 1e-6)
+        p[BOS, A] = 1.0
+        p[A, [PAD, BOS, B]] = 0.5, 0.3, 0.2
+        p[B, EOS] = 1.0
+        self.table = np.log(p / p.sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam_search", "sample"])
+def test_no_decoder_emits_pad_or_bos_before_eos(search):
+    """PAD and BOS are never chosen: every row is tokens, EOS, then PAD; beam search keeps the EOS."""
+    src = np.zeros((3, 1), dtype=np.int64)
+    options = dict(rng=0, temperature=1.0) if search == "sample" else {}
+    ids = getattr(decode, search)(PrefersPadModel(), src, max_len=5, **options)
+    np.testing.assert_array_equal(ids, [[A, B, EOS]] * 3)
 
 
 # The key/value cache: decoding one token per step gives what re-running the
@@ -289,7 +311,8 @@ def test_gpt_cached_logits_equal_the_full_model_at_every_step():
     cache = gpt.new_cache()
     for t in range(3, ids.shape[1]):
         cached = decode.next_token_logits(gpt.decode, ids[:, :t], cache)
-        np.testing.assert_allclose(cached, gpt(ids[:, :t]).data[:, -1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(cached[:, EOS:], gpt(ids[:, :t]).data[:, -1, EOS:], rtol=0, atol=1e-12)
+        assert np.all(cached[:, [PAD, BOS]] == -np.inf)
         assert cache.length == t
 
 
@@ -320,7 +343,7 @@ def test_gpt_bad_arguments():
         decode.beam_search(gpt, np.full((1, 12), 3), 2)
     with pytest.raises(ValueError, match="sample: the prompt is empty"):
         decode.sample(gpt, np.zeros((2, 0), dtype=np.int64), 3, rng=0)
-    with pytest.raises(IndexError, match="GPT: prompt token id 13 is outside"):
+    with pytest.raises(ValueError, match="GPT: prompt token id 13 is outside"):
         decode.greedy(gpt, np.array([[3, 13]]), 3)
 
 

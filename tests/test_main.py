@@ -1,5 +1,8 @@
 """__main__.py: the command line, `python -m tinytransformer train` for every task and its help."""
+import contextlib
 import json
+import pathlib
+import re
 
 import pytest
 
@@ -122,8 +125,8 @@ def test_command_line_fine_tunes_a_pretrained_checkpoint(tmp_path, capsys):
                    "--pretrained", str(path)])
     out = capsys.readouterr().out
     assert status == 0 and f"from {path}" in out and "d_model 16" in out     # sizes from the checkpoint
-    with pytest.raises(SystemExit, match="--pretrained is not an option of the mlm task"):
-        main(["train", "--task", "mlm", "--pretrained", str(path)])
+    assert main(["train", "--task", "mlm", "--pretrained", str(path)]) == 2
+    assert "--pretrained is not an option of the mlm task" in capsys.readouterr().err
 
 
 def test_command_line_plot_of_a_gpt_task(tmp_path, capsys):
@@ -144,3 +147,56 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     for name in tasks.NAMES:
         assert f"{name} ({tasks.TASKS[name].model_class.__name__})" in help_text
     assert "at most this many steps (default: copy/reverse/" in help_text        # per-task defaults are shown
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ("--steps -5", "--steps must be a positive integer, got -5"),
+    ("--heads 0", "--heads must be a positive integer, got 0"),
+    ("--d-model 65 --heads 4", "--d-model=65 is not divisible by --heads=4"),
+    ("--seq-len 0", "reverse: --seq-len must be an integer >= 1, got 0"),
+    ("--dropout 1.5", "--dropout must be in [0, 1), got 1.5"),
+    ("--batch-size 0", "--batch-size must be a positive integer, got 0"),
+    ("--vocab 0", "reverse: --vocab must be an integer >= 1, got 0"),
+    ("--target-accuracy 2", "--target-accuracy must be in [0, 1] (a share of exact matches), got 2.0"),
+    ("--lr 0", "--lr must be > 0, got 0.0"),
+    ("--task addition --digits 0", "addition: --digits must be an integer from 1 to 6, got 0"),
+    ("--task text --seq-len 100000", "text: --seq-len must be an integer from 1 to 610, got 100000"),
+    ("--task text --seq-len 700", "text: --seq-len must be an integer from 1 to 610, got 700"),
+    ("--task mlm --seq-len 1", "mlm: --seq-len must be an integer >= 2, got 1"),
+    ("--task classify --labelled 0", "classify: --labelled must be an integer >= 1, got 0"),
+    ("--task copy --digits 3", "--digits is not an option of the copy task"),
+    ("--task classify --pretrained /no/such.npz", "load_checkpoint: no checkpoint file at /no/such.npz"),
+    ("--save /no/such/folder/model.npz", "--save /no/such/folder/model.npz: the folder /no/such/folder does not exist"),
+    ("--json /no/such/folder/run.json", "the folder /no/such/folder does not exist"),
+    ("--save README.md", "the file exists and is not a tinytransformer checkpoint; refusing to overwrite it"),
+    ("--steps x", "argument --steps: invalid int value: 'x' (see python -m tinytransformer train --help)"),
+])
+def test_a_bad_value_is_one_line_before_any_work(arguments, message, capsys, monkeypatch):
+    monkeypatch.chdir(pathlib.Path(__file__).resolve().parent.parent)         # README.md is a file that is there
+    with pytest.raises(SystemExit) if arguments.endswith("x") else contextlib.nullcontext():
+        status = main(["train", *arguments.split()])
+        assert status == 2
+    out = capsys.readouterr()
+    assert out.out == "" and message in out.err                 # nothing ran: not even the header
+    assert len(out.err.strip().splitlines()) == 1, out.err
+
+
+def test_a_model_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path, capsys, monkeypatch):
+    """The folder was there when training started and is gone when it ends: the model is not lost."""
+    from tinytransformer import checkpoint
+    real_save, failed = checkpoint.save_checkpoint, []
+
+    def save_once_failing(model, path):
+        if not failed:
+            failed.append(path)
+            raise OSError("No space left on device")
+        real_save(model, path)
+
+    monkeypatch.setattr(checkpoint, "save_checkpoint", save_once_failing)
+    main(["train", "--task", "copy", *TINY_REVERSE, "--steps", "2", "--save", str(tmp_path / "model.npz")])
+    err = capsys.readouterr().err
+    kept = re.search(r"the trained model is saved in (\S+\.npz)", err).group(1)
+    assert f"could not write {tmp_path / 'model.npz'} (No space left on device)" in err
+    assert type(tt.load_checkpoint(kept)) is tt.nn.Transformer
+    pathlib.Path(kept).unlink()
+    pathlib.Path(kept).parent.rmdir()

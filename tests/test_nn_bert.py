@@ -103,7 +103,7 @@ def test_bad_input_gives_clear_errors():
         model(np.array([[1, 3], [0, 0]]))
     with pytest.raises(ValueError, match="BERT: row 0 of ids has no real token"):
         model.classify(np.array([[0, 0, 0]]))
-    with pytest.raises(IndexError, match="BERT: ids token id 9 is outside"):
+    with pytest.raises(ValueError, match="BERT: ids token id 9 is outside"):
         model(np.array([[1, 9]]))
     with pytest.raises(ValueError, match="BERT: ids has 7 positions but max_len is 6"):
         model(np.full((1, 7), 3))

@@ -107,7 +107,7 @@ def test_dropout_follows_train_and_eval():
 
 def test_bad_input_gives_clear_errors():
     model = GPT(tiny_config(), rng=0)
-    with pytest.raises(IndexError, match="GPT: ids token id 7 is outside"):
+    with pytest.raises(ValueError, match="GPT: ids token id 7 is outside"):
         model(np.array([[3, 7]]))
     with pytest.raises(TypeError, match="GPT: ids token ids must be an integer ndarray"):
         model(IDS.astype(np.float64))

@@ -82,9 +82,9 @@ def test_float32_by_default_and_logits_shape():
 
 def test_bad_input_gives_clear_errors():
     model = Transformer(tiny_config(), rng=0)
-    with pytest.raises(IndexError, match="token id 7 is outside"):
+    with pytest.raises(ValueError, match="token id 7 is outside"):
         model(np.array([[3, 7]]), TGT_IN[:1])
-    with pytest.raises(IndexError, match="token id -1 is outside"):
+    with pytest.raises(ValueError, match="token id -1 is outside"):
         model(SRC, np.array([[1, -1]]))
     with pytest.raises(TypeError, match="integer"):
         model(SRC.astype(np.float64), TGT_IN)
@@ -142,3 +142,13 @@ def test_train_and_eval_mode_toggle_dropout():
     model.train()
     assert all(m.training for m in model.modules())
     assert not np.allclose(model(SRC, TGT_IN).data, no_dropout(SRC, TGT_IN).data)
+
+
+@pytest.mark.parametrize("model_class", [tt.nn.Transformer, tt.nn.GPT, tt.nn.BERT])
+def test_a_model_built_without_a_seed_is_seed_0_the_same_weights_every_time(model_class):
+    config = tiny_config()
+    first, second, seeded = model_class(config), model_class(config), model_class(config, rng=0)
+    for a, b, c in zip(first.parameters(), second.parameters(), seeded.parameters()):
+        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.data, c.data)
+    assert not np.array_equal(first.embed.table.data, model_class(config, rng=1).embed.table.data)

@@ -40,6 +40,15 @@ def test_dropout_same_seed_gives_the_same_mask_bit_for_bit(rng):
 
 
 
+def test_dropout_takes_a_seed_the_same_mask_each_call_or_a_generator_a_fresh_one(rng):
+    x = rng.standard_normal((4, 50))
+    seeded = [F.dropout(x, 0.3, 5).data for _ in range(2)]
+    np.testing.assert_array_equal(seeded[0], seeded[1])
+    np.testing.assert_array_equal(seeded[0], F.dropout(x, 0.3, np.random.default_rng(5)).data)
+    generator = np.random.default_rng(5)
+    assert not np.array_equal(F.dropout(x, 0.3, generator).data, F.dropout(x, 0.3, generator).data)
+
+
 def test_dropout_is_the_identity_when_not_training(rng):
     x = rng.standard_normal((4, 5))
     np.testing.assert_array_equal(F.dropout(x, 0.5, np.random.default_rng(0), training=False).data, x)

@@ -59,19 +59,19 @@ BAD_INPUTS = {
         lambda: F.mask(np.zeros((3, 3)), np.tril(np.ones((3, 3), dtype=int))), TypeError,
         r"mask: the mask must be a boolean ndarray"),
     "embedding: id too large": (
-        lambda: F.embedding(np.array([[1, 7]]), table75), IndexError, r"embedding: token id 7 is outside \[0, 7\)"),
+        lambda: F.embedding(np.array([[1, 7]]), table75), ValueError, r"embedding: token id 7 is outside \[0, 7\)"),
     "embedding: negative id": (
-        lambda: F.embedding(np.array([[-1, 2]]), table75), IndexError, r"embedding: token id -1 is outside \[0, 7\)"),
+        lambda: F.embedding(np.array([[-1, 2]]), table75), ValueError, r"embedding: token id -1 is outside \[0, 7\)"),
     "embedding: ids not integers": (
         lambda: F.embedding(np.array([[1.0, 2.0]]), table75), TypeError,
         r"embedding: token ids must be an integer ndarray, got float64"),
     "embedding: ids a list": (
         lambda: F.embedding([1, 2], table75), TypeError, r"embedding: token ids must be an integer ndarray, got list"),
     "cross_entropy: target too large": (
-        lambda: F.cross_entropy(logits235, np.array([[1, 0, 5], [2, 3, 0]])), IndexError,
+        lambda: F.cross_entropy(logits235, np.array([[1, 0, 5], [2, 3, 0]])), ValueError,
         r"cross_entropy: target 5 is outside \[0, 5\)"),
     "cross_entropy: negative target": (
-        lambda: F.cross_entropy(logits235, np.array([[1, -1, 4], [2, 3, 0]])), IndexError,
+        lambda: F.cross_entropy(logits235, np.array([[1, -1, 4], [2, 3, 0]])), ValueError,
         r"cross_entropy: target -1 is outside \[0, 5\)"),
     "cross_entropy: targets of the wrong shape": (
         lambda: F.cross_entropy(logits235, np.array([1, 0, 4])), ValueError,
@@ -105,7 +105,7 @@ BAD_INPUTS = {
     "dropout: p > 1, even when not training": (
         lambda: F.dropout(x235, 1.5, np.random.default_rng(0), training=False), ValueError, r"dropout: p must be in"),
     "dropout: rng not a Generator": (
-        lambda: F.dropout(x235, 0.1, 0), TypeError, r"dropout: rng must be an np.random.Generator"),
+        lambda: F.dropout(x235, 0.1, None), TypeError, r"dropout: rng must be a seed \(an int\) or an np.random.Generator, got NoneType"),
     "matmul: inner sizes differ": (
         lambda: F.matmul(x235, np.zeros((4, 3))), ValueError, r"matmul: a is \(2, 3, 5\) and b is \(4, 3\)"),
     "reshape: wrong number of elements": (

@@ -65,6 +65,26 @@ def test_cross_entropy_of_uniform_logits_is_log_V():
 
 
 
+def test_a_fully_masked_row_gives_zeros_and_minus_infinity_never_nan(rng):
+    """softmax of an all -inf row is zeros, log_softmax -inf (the log of those zeros); nothing flows back."""
+    x = rng.standard_normal((3, 4))
+    x[1] = -np.inf
+    x[2, :2] = -np.inf                                               # a partly masked row
+    probs, logp = param(x), param(x)
+    with tt.Tape() as tape:
+        out = F.softmax(probs)
+    tape.backward(out, rng.standard_normal((3, 4)))
+    with tt.Tape() as tape:
+        log_out = F.log_softmax(logp)
+    tape.backward(log_out, rng.standard_normal((3, 4)))
+    np.testing.assert_array_equal(out.data[1], 0)
+    np.testing.assert_array_equal(log_out.data[1], -np.inf)
+    np.testing.assert_allclose(np.exp(log_out.data), out.data, rtol=1e-12)   # every row, masked ones included
+    assert np.isfinite(probs.grad).all() and np.isfinite(logp.grad).all()
+    np.testing.assert_array_equal(logp.grad[1], 0)
+    np.testing.assert_array_equal(logp.grad[2, :2], 0)
+
+
 def test_softmax_and_log_softmax_of_huge_logits_stay_finite_and_correct():
     x = np.array([[1e4, -1e4, 0.0], [1e4, 1e4, 1e4], [-1e4, -1e4, -1e4]])
     np.testing.assert_allclose(F.softmax(x).data, [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3], [1 / 3, 1 / 3, 1 / 3]],

@@ -3,7 +3,9 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import sys
+import tempfile
 
 import numpy as np
 
@@ -65,9 +67,55 @@ TRAINING_FLAGS = {
 }
 
 
+class BadInput(Exception):
+    """A value on the command line that cannot work: one line for the user, no traceback."""
+
+
 def given(args, flags):
     """{field: value} of the options in flags given on the command line."""
     return {field: getattr(args, field) for field, _ in flags.values() if hasattr(args, field)}
+
+
+def as_flags(message):
+    """An error message from the library, with each option's field name written as its flag (n_heads -> --heads)."""
+    for flag, (field, _) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
+        message = re.sub(rf"(?<![\w-]){field}(?!\w)", flag, message)
+    return message.removeprefix("train: ")
+
+
+def check_outputs(args):
+    """Every file train will write must be writable before training starts: a trained model is never lost
+    to a missing folder, a taken name or a missing plotting library."""
+    for flag in ("--save", "--json", "--plot"):
+        path = getattr(args, flag[2:])
+        if path is None:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise BadInput(f"{flag} {path}: the folder {folder} does not exist")
+        if os.path.isdir(path) or not os.access(folder, os.W_OK):
+            raise BadInput(f"{flag} {path}: cannot write a file there")
+    if args.save and os.path.exists(args.save):
+        from .checkpoint import is_checkpoint
+        if not is_checkpoint(args.save):
+            raise BadInput(f"--save {args.save}: the file exists and is not a tinytransformer checkpoint; "
+                           "refusing to overwrite it")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise BadInput("--plot needs matplotlib: pip install 'tinytransformer[plot]'") from None
+
+
+def save_or_keep(model, path):
+    """Save the trained model to path; should that fail now, save it in a new temporary file instead and say where."""
+    from . import checkpoint
+    try:
+        checkpoint.save_checkpoint(model, path)
+    except (OSError, ValueError) as error:
+        fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path))
+        checkpoint.save_checkpoint(model, fallback)
+        print(f"train: could not write {path} ({error}); the trained model is saved in {fallback}", file=sys.stderr)
 
 
 def train_command(args):
@@ -75,7 +123,7 @@ def train_command(args):
 
     With --profile, time a few training steps op by op instead (profile_command).
     """
-    from .checkpoint import load_checkpoint, save_checkpoint
+    from .checkpoint import load_checkpoint
     from .tasks import TASKS, make_task, options_of
     from .train import EVAL_SEED_OFFSET, train
 
@@ -83,14 +131,19 @@ def train_command(args):
     foreign = [flag for flag, (field, _) in TASK_FLAGS.items()
                if field in task_options and field not in options_of(TASKS[args.task])]
     if foreign:
-        raise SystemExit(f"train: {', '.join(foreign)} is not an option of the {args.task} task")
-    task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
-    config = task.config(**given(args, MODEL_FLAGS))
+        raise BadInput(f"{', '.join(foreign)} is not an option of the {args.task} task")
+    try:                                       # every value checked here, before any work starts
+        task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
+        config = task.config(**given(args, MODEL_FLAGS))
+        task.check(config)
+        settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
+        pretrained = task_options.get("pretrained")
+        sizes = describe_model(task, load_checkpoint(pretrained).config if pretrained else config)
+    except (ValueError, TypeError, OSError) as error:
+        raise BadInput(as_flags(str(error))) from None
     if args.profile:
         return profile_command(args, task, task.new_model(config, np.random.default_rng(args.seed)))
-    settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
-    pretrained = task_options.get("pretrained")
-    sizes = describe_model(task, load_checkpoint(pretrained).config if pretrained else config)
+    check_outputs(args)
     print(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "
           f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
           + (f", from {pretrained}" if pretrained else ""))
@@ -108,12 +161,12 @@ def train_command(args):
           f"{result.ms_per_step:.1f} ms/step")
     print("\n" + "\n".join(task.show(result.model)))
 
+    if args.save:                               # first: the trained model is what took the time
+        save_or_keep(result.model, args.save)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({key: value for key, value in result.summary().items() if key != "eval_history"},
                       f, indent=1)
-    if args.save:
-        save_checkpoint(result.model, args.save)
     if args.plot:
         plot_training(result, task, args.plot)
     return 0 if reached or target is None else 1
@@ -133,7 +186,7 @@ def profile_command(args, task, model):
     from .profile import profile_steps, profile_table
 
     if args.profile_steps < 1:
-        raise SystemExit(f"train: --profile-steps must be >= 1, got {args.profile_steps}")
+        raise BadInput(f"--profile-steps must be >= 1, got {args.profile_steps}")
     settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
     batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
     optimizer = Adam(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
@@ -217,8 +270,15 @@ def add_train_parser(commands):
     train.set_defaults(run=train_command)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a mistake on the command line is one line (and a pointer to --help), not the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tinytransformer",
+    parser = Parser(prog="python -m tinytransformer",
                                      description="A Transformer in NumPy, with hand-derived backward passes: the "
                                                  "encoder-decoder (Transformer), the decoder-only GPT and "
                                                  "the encoder-only BERT. "
@@ -234,7 +294,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     user_chose_threads = any(name in os.environ for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
     use_speed_settings(blas_threads=None if user_chose_threads else 1)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except BadInput as error:
+        print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

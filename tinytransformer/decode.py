@@ -5,7 +5,9 @@ Transformer, ids is the source batch: it is encoded once and every row starts
 from BOS. For GPT, ids is the prompt (B, T_prompt) and every row continues it.
 Either way the model then adds one token at a time, all rows (and beams) of
 the batch together. A row that has produced EOS is finished: it gets PAD from
-then on. The result holds the new tokens only (no BOS, no prompt):
+then on. PAD and BOS are never chosen as a next token (whatever the logits say):
+a row is its tokens, then EOS, then PAD. The result holds the new tokens only
+(no BOS, no prompt):
 
     ids = greedy(model, src_ids, max_len)      # (B, <= max_len)
     ids = greedy(gpt, prompt_ids, max_len)     # (B, <= max_len), what follows the prompt
@@ -85,15 +87,16 @@ def start(model, ids, max_len, name, repeat=1):
 
 
 def next_token_logits(decoder, ids, cache=None):
-    """Logits (N, V) of the token that follows each row of ids (N, t).
+    """Logits (N, V) of the token that follows each row of ids (N, t); -inf for PAD and BOS.
 
     With a KVCache, the decoder runs only on the positions the cache has not
     seen (in the loops below: the newest token, or the whole prompt at first)
     and the cache grows by them. Without one, it re-runs the whole prefix.
     """
-    if cache is None:
-        return decoder(ids, None).data[:, -1]                                # (N, V)
-    return decoder(ids[:, cache.length:], cache).data[:, -1]                 # (N, V)
+    new = ids if cache is None else ids[:, cache.length:]
+    logits = decoder(new, cache).data[:, -1]                                  # (N, V)
+    never = np.isin(np.arange(logits.shape[-1]), (PAD, BOS))                 # (V,) PAD and BOS never come next
+    return np.where(never, -np.inf, logits)
 
 
 def generate(model, ids, max_len, choose, name, use_cache=True):

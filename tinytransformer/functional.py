@@ -28,7 +28,7 @@ def gelu(x):
 
 
 def dropout(x, p, rng, training=True):
-    """Inverted dropout driven by rng (an np.random.Generator); identity when not training."""
+    """Inverted dropout driven by rng (an np.random.Generator, or a seed); identity when not training."""
     return apply(ops.dropout_forward, ops.dropout_backward, x, p=p, rng=rng, training=training)
 
 

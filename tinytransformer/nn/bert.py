@@ -24,7 +24,7 @@ class BERT(Model):
     hidden vector of position 0, built when config.n_classes is set.
     """
 
-    def __init__(self, config, rng=None):
+    def __init__(self, config, rng=0):
         rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
         self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
@@ -58,7 +58,7 @@ class BERT(Model):
         return self.classifier(cls)                                       # (B, n_classes)
 
 
-def classifier_from(pretrained, n_classes=2, rng=None, **changes):
+def classifier_from(pretrained, n_classes=2, rng=0, **changes):
     """A new BERT with a [CLS] head of n_classes, every other weight copied from a pretrained BERT.
 
     changes: other config fields to change (dropout, say); sizes must stay.

@@ -19,7 +19,7 @@ class GPT(Model):
     changes the positions before it (leave their targets out of the loss).
     """
 
-    def __init__(self, config, rng=None):
+    def __init__(self, config, rng=0):
         rng, dropout_rng = self.build_embeddings(config, rng)
         self.layers = [SelfAttentionLayer(config, rng, dropout_rng) for _ in range(config.n_layers)]
         self.final_norm = self.make_final_norm()

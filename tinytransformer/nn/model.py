@@ -19,7 +19,10 @@ class Model(Module):
     """The base of the three models; a subclass builds its stacks between build_embeddings() and build_output()."""
 
     def build_embeddings(self, config, rng):
-        """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks."""
+        """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks.
+
+        rng: a seed or an np.random.Generator (every model defaults to seed 0: same seed, same weights).
+        """
         name = type(self).__name__
         if not isinstance(config, TransformerConfig):
             raise TypeError(f"{name}: config must be a TransformerConfig, got {type(config).__name__}")

@@ -17,7 +17,7 @@ class Transformer(Model):
     target positions share one table, as they share one embedding table.
     """
 
-    def __init__(self, config, rng=None):
+    def __init__(self, config, rng=0):
         rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
         self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]

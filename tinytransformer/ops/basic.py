@@ -7,6 +7,7 @@ The tape needs these to build anything; attention built from them is
 compared with the fused attention op in the tests.
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -220,15 +221,18 @@ def gelu_backward(dout, cache):
 
 
 def dropout_forward(x, p, rng, training=True):
-    """Inverted dropout: zero each element with probability p, scale the rest by 1/(1-p)."""
+    """Inverted dropout: zero each element with probability p, scale the rest by 1/(1-p).
+
+    rng: an np.random.Generator (each call draws a fresh mask) or a seed (the same mask every call).
+    """
     check_float("dropout", x=x)
     if not 0.0 <= p < 1.0:
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return x, None
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"dropout: rng must be an np.random.Generator, got {type(rng).__name__}")
-    scale = (rng.random(x.shape) >= p).astype(x.dtype) / (1.0 - p)
+    if not isinstance(rng, (np.random.Generator, numbers.Integral)):
+        raise TypeError(f"dropout: rng must be a seed (an int) or an np.random.Generator, got {type(rng).__name__}")
+    scale = (np.random.default_rng(rng).random(x.shape) >= p).astype(x.dtype) / (1.0 - p)
     return x * scale, scale
 
 

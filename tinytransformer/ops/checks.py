@@ -28,13 +28,16 @@ def check_float(op, **arrays):
 
 
 def check_ids(op, ids, n_rows=None, what="token id"):
-    """ids must be an integer array with every value in [0, n_rows) (any value if n_rows is None)."""
+    """ids must be an integer array with every value in [0, n_rows) (any value if n_rows is None).
+
+    An id outside the vocabulary is a ValueError, wherever it is found (an op, a model, a task).
+    """
     if not isinstance(ids, np.ndarray) or ids.dtype.kind not in "iu":
         kind = ids.dtype if isinstance(ids, np.ndarray) else type(ids).__name__
         raise TypeError(f"{op}: {what}s must be an integer ndarray, got {kind}")
     if n_rows is not None and ids.size and (ids.min() < 0 or ids.max() >= n_rows):
         bad = ids[(ids < 0) | (ids >= n_rows)].flat[0]
-        raise IndexError(f"{op}: {what} {bad} is outside [0, {n_rows})")
+        raise ValueError(f"{op}: {what} {bad} is outside [0, {n_rows})")
 
 
 def check_mask(op, keep, target_shape, target_name="scores"):

@@ -34,13 +34,18 @@ def softmax_backward(dout, cache):
 
 def log_softmax_forward(x, axis=-1):
     check_float("log_softmax", x=x)
-    shifted = x - x.max(axis=axis, keepdims=True)
-    out = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted = x - _row_max(x, axis)
+    total = np.exp(shifted).sum(axis=axis, keepdims=True)      # x's shape with size 1 along axis
+    # A fully masked row (all -inf) has total = 0; log(1) instead keeps it -inf, the log of
+    # softmax's zeros, never -inf - (-inf) = nan.
+    out = shifted - np.log(np.where(total == 0, 1, total))
     return out, (out, axis)
 
 
 def log_softmax_backward(dout, cache):
     out, axis = cache
     # y_i = x_i - log sum_j e^(x_j): dy_i/dx_j = delta_ij - softmax(x)_j,
-    # so dx = dout - softmax(x) * sum_i dout_i, with softmax(x) = e^y
-    return (dout - np.exp(out) * dout.sum(axis=axis, keepdims=True),)
+    # so dx = dout - softmax(x) * sum_i dout_i, with softmax(x) = e^y.
+    # Where y = -inf the input was -inf (masked): nothing flows back there, as in softmax.
+    dx = dout - np.exp(out) * dout.sum(axis=axis, keepdims=True)
+    return (np.where(np.isneginf(out), 0, dx),)

@@ -27,7 +27,7 @@ import numpy as np
 from .. import nn
 from ..decode import greedy
 from ..vocabulary import EOS, N_SPECIAL, PAD, LMBatch
-from .task import GPT_STYLE, Task, exact_match, language_model_loss
+from .task import GPT_STYLE, Task, check_option, exact_match, language_model_loss
 
 ALPHABET = "0123456789+="
 PLUS, EQUALS = N_SPECIAL + 10, N_SPECIAL + 11
@@ -124,6 +124,7 @@ class AdditionTask(Task):
     name, model_class, model_style = "addition", nn.GPT, GPT_STYLE
 
     def __post_init__(self):
+        check_option(self, "digits", 1, 6)
         if self.n_held_out is None:
             self.n_held_out = min(1000, 10 ** (2 * self.digits) // 10)
         self.split = Split(self.digits, self.n_held_out, self.split_seed)

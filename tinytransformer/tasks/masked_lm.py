@@ -23,7 +23,7 @@ from .. import functional as F, nn
 from ..checkpoint import load_checkpoint
 from ..decode import inference
 from ..vocabulary import BERT_N_SPECIAL, CLS, MASK, PAD, LabelledBatch, LMBatch
-from .task import BERT_STYLE, Task, Training, held_out_loss, language_model_loss
+from .task import BERT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 
 def vocab_size(n_symbols):
@@ -117,6 +117,13 @@ def min_half(k_max, variable_length):
     return min(3, k_max) if variable_length else k_max
 
 
+def check_halves(task):
+    """Halves of at least 2 symbols (a copy and a reverse must differ), over at least 2 symbols."""
+    check_option(task, "seq_len", 2)
+    check_option(task, "n_symbols", 2)
+    check_option(task, "eval_size", 1)
+
+
 @dataclasses.dataclass
 class MaskedLMTask(Task):
     """Masked-LM pretraining of BERT on the corpus; evaluated by the loss on a fixed corrupted held-out set."""
@@ -131,6 +138,9 @@ class MaskedLMTask(Task):
     training = Training(steps=600, target_accuracy=None)
 
     def __post_init__(self):
+        check_halves(self)
+        if not 0 < self.p <= 1:
+            raise ValueError(f"mlm: p (the share of symbols chosen) must be in (0, 1], got {self.p!r}")
         self.k_min = min_half(self.seq_len, self.variable_length)
         self.eval_set = pretraining_batch(self.eval_size, self.seq_len, self.n_symbols, self.seed, self.p,
                                           self.k_min)
@@ -184,6 +194,8 @@ class ClassifyTask(Task):
     training = Training(steps=300, eval_every=50, lr_scale=0.3)
 
     def __post_init__(self):
+        check_halves(self)
+        check_option(self, "n_labelled", 1)
         self.k_min = min_half(self.seq_len, self.variable_length)
         labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
         self.eval_set = make_sequences(self.eval_size, self.seq_len, self.n_symbols,

@@ -18,7 +18,7 @@ import numpy as np
 from .. import functional as F, nn
 from ..decode import greedy
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD, Batch
-from .task import Task, exact_match
+from .task import Task, check_option, exact_match
 
 TASKS = ("copy", "reverse")
 
@@ -96,6 +96,8 @@ class CopyTask(Task):
     name, model_class = "copy", nn.Transformer
 
     def __post_init__(self):
+        for field in ("seq_len", "n_symbols", "eval_size"):
+            check_option(self, field, 1)
         self.eval_set = make_batch(self.name, self.eval_size, self.seq_len, self.n_symbols, self.seed,
                                    self.variable_length)
 

@@ -65,6 +65,15 @@ class Training:
             raise ValueError(f"train: label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
 
 
+def check_option(task, field, low, high=None):
+    """task.<field> must be an integer from low (to high): one clear line naming the task and the option."""
+    value = getattr(task, field)
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low or \
+            (high is not None and value > high):
+        expected = f">= {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{task.name}: {field} must be an integer {expected}, got {value!r}")
+
+
 class Task:
     """The base of every task: what the training loop and the command line ask of one."""
 

@@ -17,7 +17,7 @@ import numpy as np
 from .. import nn
 from ..decode import generate_text
 from ..vocabulary import N_SPECIAL, LMBatch
-from .task import GPT_STYLE, Task, Training, held_out_loss, language_model_loss
+from .task import GPT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
 
@@ -83,6 +83,8 @@ class TextTask(Task):
     def __post_init__(self):
         if self.corpus is None:
             self.corpus = CharCorpus()
+        # the held-out part must hold at least one window and its next character
+        check_option(self, "seq_len", 1, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
         self.eval_set = self.corpus.held_out_batch(self.seq_len)
 
     def room(self):
