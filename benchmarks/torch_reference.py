@@ -306,16 +306,20 @@ def train_step(model, optimizer, src, tgt_in, tgt_out, lr, label_smoothing=0.0):
 
 @torch.no_grad()
 def greedy(model, src, n_steps):
-    """Batched greedy decoding without a cache: start from BOS, feed back the argmax.
+    """Batched greedy decoding without a cache: start from BOS, feed back the argmax, never PAD or BOS
+    as a next token (as tinytransformer's decoders), PAD once a row has its EOS.
 
     src: (B, T_src) -> ids (B, n_steps), BOS not included.
     """
     model.eval()
     memory, src_keep = model.encode(src)                        # (B, T_src, d_model)
     ys = torch.full((src.shape[0], 1), BOS, dtype=torch.int64)  # (B, 1)
+    finished = torch.zeros(src.shape[0], dtype=torch.bool)      # (B,)
     for _ in range(n_steps):
-        logits = model.decode(ys, memory, src_keep)             # (B, t, V)
-        next_ids = logits[:, -1].argmax(dim=-1)                 # (B,)
+        logits = model.decode(ys, memory, src_keep)[:, -1].clone()   # (B, V)
+        logits[:, [PAD, BOS]] = -torch.inf
+        next_ids = torch.where(finished, PAD, logits.argmax(dim=-1))  # (B,)
+        finished |= next_ids == EOS
         ys = torch.cat([ys, next_ids[:, None]], dim=1)          # (B, t + 1)
     return ys[:, 1:]                                            # (B, n_steps)
 

@@ -62,7 +62,7 @@ def test_every_task_trains_by_name_with_its_own_options_and_its_own_defaults():
     """A name gives the task's classroom model and settings; options go to the task or to the settings."""
     result = train(None, "mlm", seq_len=3, n_symbols=4, eval_size=10, steps=2, batch_size=4, progress=False)
     assert type(result.model) is tt.nn.BERT and result.steps == 2
-    assert result.model.config.max_len == 7 and result.model.config.d_model == tasks.CLASSROOM_MODEL["d_model"]
+    assert result.model.config.max_len == 7 and result.model.config.d_model == tt.TransformerConfig(vocab_size=1).d_model == 64
     assert tasks.MaskedLMTask.training.steps == 600 and tasks.TextTask.training.batch_size == 32
 
 

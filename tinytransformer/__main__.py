@@ -226,10 +226,12 @@ def plot_training(result, task, path):
 
 def per_task_defaults(field):
     """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it."""
+    from .nn import TransformerConfig
     from .tasks import CLASSROOM_MODEL, TASKS, options_of
+    model_defaults = {**{f.name: f.default for f in dataclasses.fields(TransformerConfig)}, **CLASSROOM_MODEL}
     groups = {}
     for name, task_class in TASKS.items():
-        defaults = {**options_of(task_class), **CLASSROOM_MODEL, **dataclasses.asdict(task_class.training)}
+        defaults = {**options_of(task_class), **model_defaults, **dataclasses.asdict(task_class.training)}
         if defaults.get(field) is not None:
             groups.setdefault(str(defaults[field]), []).append(name)
     if not groups:

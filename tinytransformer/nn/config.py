@@ -14,8 +14,9 @@ class TransformerConfig:
     """Sizes and switches of a model: Transformer, GPT or BERT.
 
     The size defaults are the classroom model's (d_model 64, 4 heads, 2 layers,
-    d_ff 128); dropout defaults to the paper's 0.1 and max_len to 64. The
-    classroom model itself is trained with max_len=11 and dropout=0.0 (tasks.py).
+    d_ff 128), the only place they are written; dropout defaults to the paper's
+    0.1 and max_len to 64. The classroom model itself is trained without dropout,
+    with each task's vocabulary and max_len (tasks/task.py).
     """
     vocab_size: int
     d_model: int = 64
