@@ -183,6 +183,8 @@ _PAGE_FACTS = """() => ({
     cutOff: [...document.querySelectorAll('pre')].filter(p => p.scrollWidth > p.clientWidth + 1)
             .map(p => p.innerText.slice(0, 80)),
     cellCode: [...document.querySelectorAll('div.cell pre')].map(p => parseFloat(getComputedStyle(p).fontSize)),
+    shrunkFigures: [...document.querySelectorAll('div.cell img')]
+                   .filter(i => i.getBoundingClientRect().width < i.naturalWidth - 1).map(i => i.src),
     // prose set as a block (a formula one step a line), as the browser lays its lines out
     proseBlocks: [...document.querySelectorAll('article pre')]
                  .filter(p => !p.closest('.annotated-code, div.cell')).map(p => p.innerText),
@@ -408,7 +410,7 @@ def test_notebook_inline_code_links_to_the_annotated_source(visited):
 
 @pytest.mark.site
 @needs_browser
-def test_no_code_or_output_is_cut_off_at_1280_pixels(visited):
+def test_no_code_output_or_figure_is_cut_off_at_1280_pixels(visited):
     _, _, facts, _ = visited
     assert {f["width"] for f in facts.values()} == {VIEWPORT["width"]}
     assert {page: f["cutOff"] for page, f in facts.items() if f["cutOff"]} == {}
@@ -416,6 +418,8 @@ def test_no_code_or_output_is_cut_off_at_1280_pixels(visited):
     assert len(cell_blocks) > 300
     # fitted by the column's width, not by shrinking the code: Furo's 13 pixels at least
     assert min(cell_blocks) >= 13
+    # and the notebooks' figures (at most 8 inches at 100 dpi) at their own size, unshrunk
+    assert {page: f["shrunkFigures"] for page, f in facts.items() if f["shrunkFigures"]} == {}
 
 
 def _formulas(text):
