@@ -82,7 +82,7 @@ def tagged(nb, tag):
 
 def test_notebooks_exist():
     names = ids(NOTEBOOKS)
-    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_", "11_", "12_"):
+    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_", "11_", "12_", "14_"):
         assert any(n.startswith(prefix) for n in names), f"no notebook {prefix}*.ipynb in {NOTEBOOK_DIR}"
 
 
