@@ -1,17 +1,19 @@
 """Tokenizers: text to token ids and back, by characters or by byte-level BPE.
 
-    from tinytransformer.tokenizer import BPE, CharTokenizer
+    char.py          CharTokenizer: one id per character of the training text
+    bpe.py           BPE: byte-level byte-pair encoding; pair_counts and merge, the whole algorithm
+    split.py         GPT-2's pre-split of text into words and numbers, and why
+    incremental.py   BPE fast: count the pairs once, then update only what each merge touches
+    base.py          what both share: the checks, special tokens, decode, the saved file
 
     tok = BPE.train(text, vocab_size=512)          # or CharTokenizer.train(text)
     ids = tok.encode("any text at all")            # list of int, each < tok.vocab_size
     tok.decode(ids)                                # the text again
     tok.save("tok.json"); tok = BPE.load("tok.json")
 
-Both share one interface (base.py): encode, decode, vocab_size, vocab (one
-bytes per id), special_tokens, save and load. The files, in reading order:
-char.py (characters), bpe.py (BPE and its two helpers), split.py (GPT-2's
-pre-split and why), incremental.py (training and encoding fast), base.py.
-Standard library only.
+Both have one interface: encode, decode, vocab_size, vocab (one bytes per
+id), special_tokens, token_text, save and load. The standard library does
+it all; NumPy only lets decode take an array of ids.
 """
 from .bpe import BPE, learn_merges_naive, merge, pair_counts
 from .char import CharTokenizer
