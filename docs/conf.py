@@ -5,7 +5,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]   # this tree's package; the book's extension
 
-from links import linkcode_resolve  # noqa: E402  (needs the path above)
+from links import linkcode_resolve  # noqa: E402,F401  (needs the path above; read by linkcode)
 
 project = "tinytransformer"
 author = "the tinytransformer authors"
@@ -13,15 +13,19 @@ copyright = "the tinytransformer authors, MIT licence"
 html_title = "tinytransformer: the book"
 
 extensions = [
-    "myst_nb",               # the notebooks, from their committed outputs
-    "sphinx.ext.autodoc",    # the API reference, from the docstrings
-    "sphinx.ext.linkcode",   # each API entry links to its annotated source
-    "sphinx.ext.mathjax",    # math, with MathJax bundled into the site (book.copy_mathjax)
-    "book",                  # generated pages, annotated source, notebook links
+    "myst_nb",                  # the notebooks, from their committed outputs
+    "sphinx.ext.autodoc",       # the API reference, from the docstrings ...
+    "sphinx.ext.autosummary",   # ... one page per module, listed in api/index (book.py writes it)
+    "sphinx.ext.linkcode",      # each API entry links to its annotated source (links.py)
+    "sphinx.ext.mathjax",       # math, rendered in the browser by MathJax ...
+    "sphinx-mathjax-offline",   # ... copied into the site: nothing comes from a CDN
+    "sphinx_codeautolink",      # names in the notebooks' code cells link to their API entries
+    "book",                     # generated pages, annotated source, inline-code links (_ext/)
 ]
 
 nb_execution_mode = "off"                    # never execute: render the committed outputs
 nb_merge_streams = True
+nb_custom_formats = {".ipynb": "book.read_notebook"}   # Jupyter's collapsed cells stay collapsed
 myst_enable_extensions = ["dollarmath", "amsmath"]
 # a notebook jumping from # to ### renders fine: not worth failing the book's test over
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
@@ -29,9 +33,9 @@ suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 smartquotes = False                          # shapes stay (..., T, d_k), quotes stay as in the code
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-
-mathjax_path = "mathjax/tex-mml-chtml.js"    # relative to _static: nothing from a CDN
-mathjax3_config = {"options": {"menuOptions": {"settings": {"assistiveMml": False}}}}
+autosummary_generate = ["api/index.rst"]
+templates_path = ["_templates"]
+codeautolink_concat_default = True           # a notebook's cells build on its earlier imports
 
 html_theme = "furo"
 html_static_path = ["_static"]
@@ -41,4 +45,4 @@ html_copy_source = False
 html_show_search_summary = False             # a summary fetches each result page: refused from file://
 html_show_sourcelink = False
 
-exclude_patterns = ["_build", "_ext", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_ext", "_templates", "**/.ipynb_checkpoints"]

@@ -10,16 +10,16 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tinytransformer"
 
-# Each module may import only from lower ranks, or from its own subpackage (ops, nn, tasks). The compat
+# Each module may import only from lower ranks, or from its own subpackage (ops, nn, tasks, tokenizer). The compat
 # modules (data, addition, text, mlm) re-export the tasks' names, so they sit above tasks/.
 RANKS = [
-    ("ops", "speed_settings", "vocabulary", "worked_example"),
+    ("ops", "speed_settings", "vocabulary", "worked_example", "stubs", "tokenizer"),
     ("tensor",),
     ("functional",),
-    ("gradcheck", "gradcheck_every_op", "nn", "optim", "plot"),
-    ("decode", "checkpoint"),
-    ("tasks",),
-    ("train", "profile", "data", "addition", "text", "mlm"),
+    ("gradcheck", "gradcheck_every_op", "nn", "optim", "plot", "mistakes"),
+    ("decode", "checkpoint", "diagnose"),
+    ("tasks", "grader"),
+    ("train", "profile", "data", "addition", "text", "mlm", "edition"),
     ("__main__", ""),                                        # "": the package's own __init__
 ]
 RANK = {name: rank for rank, names in enumerate(RANKS) for name in names}

@@ -182,6 +182,11 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--task mlm --seq-len 2 --sentence-objective", "mlm: the sentence objective needs halves of at least 3"),
     ("--task classify --sentence-objective", "--sentence-objective is not an option of the classify task"),
     ("--task copy --digits 3", "--digits is not an option of the copy task"),
+    ("--task text --tokenizer char --vocab-size 300", "TextCorpus: --vocab-size is for --tokenizer='bpe'"),
+    ("--task text --tokenizer bpe --vocab-size 100", "BPE.train: --vocab-size must be at least 256 (the byte values), got 100"),
+    ("--task text --tokenizer bpe --seq-len 300", "text: --seq-len must be an integer from 1 to 215, got 300"),
+    ("--task reverse --tokenizer bpe", "--tokenizer is not an option of the reverse task"),
+    ("--task addition --vocab-size 300", "--vocab-size is not an option of the addition task"),
     ("--task classify --pretrained /no/such.npz", "load_checkpoint: no checkpoint file at /no/such.npz"),
     ("--save /no/such/folder/model.npz", "--save /no/such/folder/model.npz: the folder /no/such/folder does not exist"),
     ("--json /no/such/folder/run.json", "the folder /no/such/folder does not exist"),
@@ -217,3 +222,29 @@ def test_a_model_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path, 
     assert type(tt.load_checkpoint(kept)) is tt.nn.Transformer
     pathlib.Path(kept).unlink()
     pathlib.Path(kept).parent.rmdir()
+
+
+TINY_TEXT = ["--task", "text", "--seq-len", "16", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+             "--batch-size", "8", "--steps", "4", "--eval-every", "2"]
+
+
+@pytest.mark.parametrize("options, per_token", [(["--tokenizer", "bpe", "--vocab-size", "300"], "BPE of 300 tokens"),
+                                                ([], "characters as tokens"),
+                                                (["--text", "python-docs"], "'s language reference (pydoc_data.topics)")])
+def test_command_line_text_task_reports_the_loss_per_character(tmp_path, capsys, options, per_token):
+    path = tmp_path / "run.json"
+    assert main(["train", *TINY_TEXT, *options, "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(path.read_text())
+    assert per_token in out.splitlines()[0]
+    loss, per_character, characters_per_token = (result[key] for key in (
+        "held_out_loss", "held_out_nats_per_character", "characters_per_token"))
+    assert per_character == pytest.approx(loss / characters_per_token)
+    assert (characters_per_token > 1.5) if "bpe" in options else (characters_per_token == 1)
+    assert f"held out nats per character {per_character:.4f}" in out
+
+
+def test_command_line_tokenizer_choices(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--task", "text", "--tokenizer", "words"])
+    assert "invalid choice: 'words' (choose from 'char', 'bpe')" in capsys.readouterr().err

@@ -4,6 +4,9 @@ Every notebooks/NN_*.ipynb is checked twice:
 - as committed: every code cell was executed, in order 1..n, without an error,
   so a notebook edited but not re-run is caught (fast, no kernel); it has its
   exercises, one check cell per exercise and one collapsed solution per check;
+  its title cell ends with its learning objectives; its figures fit the book's
+  column; and every number its prose quotes is one its outputs print, or one
+  with a source in notebook_numbers.py (the rule is written out there);
 - executed afresh with nbclient (marked `notebook`; deselect with -m "not notebook"):
   no cell may raise, each exercise's check reports "not done yet" on the stub,
   and each solution cell's check reports "correct".
@@ -12,8 +15,11 @@ appear in the committed notebook's outputs: notebook 01's worked example and
 the variance of q.k, 07's parameter count of the base model, 09's equal ids
 with and without the key/value cache, 10's crossover.
 """
+import base64
 import copy
+import io
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +29,8 @@ import tinytransformer as tt
 from tinytransformer import functional as F
 
 nbformat = pytest.importorskip("nbformat")
+
+import notebook_numbers  # noqa: E402  (tests/notebook_numbers.py: the prose's numbers that come from elsewhere)
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
@@ -74,7 +82,7 @@ def tagged(nb, tag):
 
 def test_notebooks_exist():
     names = ids(NOTEBOOKS)
-    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_", "11_", "12_"):
+    for prefix in ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_", "10_", "11_", "12_", "13_", "14_"):
         assert any(n.startswith(prefix) for n in names), f"no notebook {prefix}*.ipynb in {NOTEBOOK_DIR}"
 
 
@@ -95,6 +103,37 @@ def test_notebook_has_exercises_checks_and_solutions(path):
     first_solution = min(nb.cells.index(c) for c in solutions)
     assert all(nb.cells.index(c) < first_solution for c in exercises + checks), (
         f"{path.name}: the solutions must come after every exercise and check (cells {order})")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_title_cell_ends_with_learning_objectives(path):
+    # the title cell's last paragraph: **Learning objectives.** and 3 to 5 bullets, each a thing to do
+    title = read(path).cells[0]
+    assert title.cell_type == "markdown" and title.source.startswith("# "), f"{path.name}: no title cell"
+    _, found, objectives = title.source.partition("**Learning objectives.**")
+    assert found, f"{path.name}: the title cell has no **Learning objectives.** paragraph"
+    lines = [line for line in objectives.split("\n")[1:] if line.strip()]
+    bullets = [line[2:] for line in lines if line.startswith("- ")]
+    assert 3 <= len(bullets) <= 5, f"{path.name}: {len(bullets)} learning objectives, not 3 to 5"
+    assert all(line.startswith(("- ", "  ")) for line in lines), f"{path.name}: the objectives must end the title cell"
+    for bullet in bullets:
+        verb = bullet.split()[0]
+        assert verb.isalpha() and verb.islower() and verb not in ("the", "a", "an", "how", "why", "what"), (
+            f"{path.name}: an objective starts with {verb!r}, not a verb: {bullet!r}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_figures_fit_a_page_of_the_book(path):
+    # at most 832 pixels wide, the book's notebook column (52em, docs/_static/book.css): shown unshrunk there,
+    # the 11-point tick labels of plot.use_style() stay about 15 pixels high (8 inches at 100 dpi, plot.MAX_WIDTH,
+    # plus the margin the notebook's tight bounding box adds)
+    Image = pytest.importorskip("PIL.Image")
+    for i, cell in enumerate(read(path).cells):
+        for out in cell.get("outputs", []):
+            for mime in ("image/png", "image/jpeg"):
+                if mime in out.get("data", {}):
+                    width, _ = Image.open(io.BytesIO(base64.b64decode(out["data"][mime]))).size
+                    assert width <= 832, f"{path.name}: the figure of cell {i} is {width} pixels wide (at most 832)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
@@ -121,6 +160,113 @@ def check_exercise_cells(nb, name):
         text = output_text(cell)
         assert "correct" in text and "not right" not in text and "FAIL" not in text, (
             f"{name}: a solution cell does not pass its check:\n{text}")
+
+
+# ---------------------------------------------------------------------------
+# Every number the prose quotes is one an output printed, or one with a source.
+#
+# The rule, for every notebook (tests/notebook_numbers.py says it for the authors):
+# each number written in a markdown cell, outside inline code, must be
+#   - printed by one of the notebook's outputs, with the same value as printed
+#     ("0.4683", "15,680", "99.2%" against "99.2%"; "22.6" does not match "22.59"), or
+#   - written in the notebook's code (a setting the prose restates: d_model = 32), or
+#   - an integer from 0 to 10 (counts, indices, small constants), or a reference
+#     ("notebook 12", "section 5.3", "Table 1", "exercise 3"), or
+#   - listed for that notebook in notebook_numbers.SOURCED with its source: the
+#     paper, a course document, or arithmetic the prose itself does.
+# So a number quoted from an output cannot drift when the notebook is re-run.
+
+SCIENTIFIC_TEX = re.compile(r"(?<![\d.])(?:(\d+(?:\.\d+)?)\s*\\(?:times|cdot)\s*)?10\^\{?(-?\d+)\}?")
+PROSE_NUMBER = re.compile(r"(?<![\w.\\])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+                          r"(?!\d|\.\d)(?:M(?![A-Za-z]))?(?![A-Za-z_])")     # 18.9M is 18.9 (million)
+PRINTED_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+REFERENCE = re.compile(r"(?i)(?:\b(?:notebooks?|sections?|tables?|equations?|exercises?|cells?|chapters?|"
+                       r"figures?|rows?|parts?)\s+(?:\d+\S*\s*(?:,|and|or|to)\s*)*|et al\.?,?\s*\(?)$")
+
+
+def number_value(text):
+    """The value of a number as written ("15,680", "0.50", "1e-9"), comparable across ways of writing it."""
+    return Decimal(text.replace(",", "")).normalize()
+
+
+def printed_values(text):
+    return {number_value(m.group(1)) for m in PRINTED_NUMBER.finditer(text)}
+
+
+def prose_numbers(markdown):
+    """[(number as written, its context)] of a markdown cell: inline code, links and indices left out."""
+    text = re.sub(r"```.*?```|`[^`]*`|https?://\S+|<[^>]+>", lambda m: " " * len(m.group(0)), markdown, flags=re.S)
+    found = []
+
+    def scientific(m):                            # 3 \times 10^{-9} is 3e-9, 10^{-8} is 1e-8
+        found.append((f"{m.group(1) or 1}e{m.group(2)}", m.group(0)))
+        return " " * len(m.group(0))
+
+    text = SCIENTIFIC_TEX.sub(scientific, text)
+    text = re.sub(r"[_^](?:\{[^{}]*\}|\d+)", lambda m: " " * len(m.group(0)), text)   # x_{t+1}, e^2: indices
+    for m in PROSE_NUMBER.finditer(text):
+        if not REFERENCE.search(text[max(0, m.start() - 40):m.start()]):
+            found.append((m.group(1), " ".join(text[max(0, m.start() - 50):m.end() + 20].split())))
+    return found
+
+
+def unaccounted_numbers(nb, sourced):
+    """The prose's numbers that no output printed, no code wrote, and sourced does not list: [(cell, number, context)]."""
+    printed = set().union(*(printed_values(output_text(c)) for c in code_cells(nb)))
+    written = set().union(*(printed_values(c.source) for c in code_cells(nb)))
+    listed = {number_value(n) for n in sourced}
+    missing = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for number, context in prose_numbers(cell.source):
+            value = number_value(number)
+            if value in printed or value in written or value in listed:
+                continue
+            if value == value.to_integral_value() and 0 <= value <= 10:
+                continue
+            missing.append((i, number, context))
+    return missing
+
+
+def sourced_for(path):
+    return notebook_numbers.SOURCED.get(path.name[:2], {})
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_numbers_in_the_prose_are_printed_or_sourced(path):
+    missing = unaccounted_numbers(read(path), sourced_for(path))
+    assert not missing, (f"{path.name}: numbers in the prose that no output prints (print them, or list them in "
+                         "tests/notebook_numbers.py with their source):\n"
+                         + "\n".join(f"  cell {i}: {number} in ...{context}..." for i, number, context in missing))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_sourced_numbers_are_in_the_prose(path):
+    # a listed number the prose no longer writes is a stale entry: the list says what the prose quotes
+    quoted = {number_value(n) for cell in read(path).cells if cell.cell_type == "markdown"
+              for n, _ in prose_numbers(cell.source)}
+    stale = [n for n in sourced_for(path) if number_value(n) not in quoted]
+    assert not stale, f"{path.name}: tests/notebook_numbers.py lists {stale}, which the prose does not write"
+
+
+def test_the_number_check_catches_a_quote_that_drifted():
+    def notebook_with(prose, printed, code="x = 1"):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(code, execution_count=1)
+        cell.outputs = [nbformat.v4.new_output("stream", text=printed)]
+        nb.cells = [nbformat.v4.new_markdown_cell(prose), cell]
+        return nb
+
+    printed = "softmax [0.0634 0.4683 0.4683]; 15,680 parameters; exact match 99.2%; error 8e-09\n"
+    assert unaccounted_numbers(notebook_with("weights 0.4683 and 0.0634, 15,680 numbers, 99.2%, "
+                                             "an error of $8 \\times 10^{-9}$", printed), {}) == []
+    drifted = unaccounted_numbers(notebook_with("weights of about 0.47, 15,690 numbers, 99.3%, "
+                                                "error $10^{-8}$", printed), {})
+    assert [number for _, number, _ in drifted] == ["1e-8", "0.47", "15,690", "99.3"]
+    assert unaccounted_numbers(notebook_with("the paper's 65M", printed), {"65": "the paper, Table 3"}) == []
+    assert unaccounted_numbers(notebook_with("d_model = 32, notebook 12, sections 3 and 14, `x[:128]`, "
+                                             "$x_{t+1}$, $e^{12}$, 2 heads", printed, code="d_model = 32"), {}) == []
 
 
 # ---------------------------------------------------------------------------
@@ -227,11 +373,12 @@ def test_cache_equals_no_cache_in_notebook_09():
 
 
 def timing_table(outputs):
-    """{(d, n): (attention ms, recurrent ms)} from notebook 10's printed table."""
+    """{(d, n): (attention ms, recurrent ms)} from notebook 10's printed table
+    (d, n, attention, recurrent and convolution ms, the faster of the first two, the fastest)."""
     table = {}
     for line in outputs.splitlines():
         fields = line.split()
-        if len(fields) == 5 and fields[4] in ("attention", "recurrent") and fields[0].isdigit():
+        if len(fields) == 7 and fields[5] in ("attention", "recurrent") and fields[0].isdigit():
             table[int(fields[0]), int(fields[1])] = float(fields[2]), float(fields[3])
     return table
 
@@ -370,6 +517,36 @@ def test_what_each_position_sees_in_notebook_12():
                      outputs)
     assert loss and loss.group(1) == loss.group(2), "notebook 12: the masked-LM loss by hand differs from the library's"
     assert "PAD masked:     largest change of a real position's logits when 3 PAD are appended: 0.00e+00" in outputs
+
+
+# Notebook 13 (tokenization): BPE merge by merge, and the per-character comparison it reports.
+
+def merge_table_lines():
+    """Notebook 13's first two merges of its sentence, as the library learns them: a clear winner, then a tie."""
+    from tinytransformer.tokenizer import BPE
+    merges = list(BPE.train("the cat sat on the mat and the cat ate the hat", vocab_size=256 + 6).merges)
+    assert merges[:2] == [(97, 116), (104, 101)] and (116, 104) > (104, 101)     # ("t", "h") lost the tie
+    return ["-> ('a', 't') = (97, 116) becomes 256 'at'",
+            "-> ('h', 'e') = (104, 101) becomes 257 'he', before the tied ('t', 'h') = (116, 104)",
+            "merge 2: counts ('h', 'e') 4, ('t', 'h') 4,",
+            "BPE.train learns the same 6 merges: True"]
+
+
+def test_tokenization_lessons_in_notebook_13():
+    outputs = all_outputs(read(notebook("13_")))
+    for line in merge_table_lines():
+        assert line in outputs, f"notebook 13 does not print {line!r}"
+    rows = re.findall(r"^(characters|BPE 512) +(\d) +([0-9.]+) +([0-9.]+) +([0-9.]+)$", outputs, re.M)
+    assert len(rows) == 6, "notebook 13 does not print its table of three seeds per tokenizer"
+    per_char = {}
+    for name, seed, per_token, characters_per_token, nats_per_character in rows:
+        assert abs(float(per_token) / float(characters_per_token) - float(nats_per_character)) < 2e-3
+        per_char.setdefault(name, []).append(float(nats_per_character))
+    for name, losses in per_char.items():                  # the means of the printed (rounded) values
+        mean = re.search(rf"{name} +mean held-out nats per character over 3 seeds: ([0-9.]+)", outputs)
+        assert mean and abs(float(mean.group(1)) - np.mean(losses)) < 1e-4
+    wins = sum(b < c for b, c in zip(per_char["BPE 512"], per_char["characters"]))
+    assert f"BPE lower per character on {wins} of 3 seeds" in outputs
 
 
 # ---------------------------------------------------------------------------

@@ -86,3 +86,36 @@ def test_accuracy_curve_spans_zero_to_one():
 def test_curve_rejects_steps_of_the_wrong_length():
     with pytest.raises(ValueError, match="3 steps for 2 values"):
         plot.loss_curve([1.0, 0.5], steps=[0, 1, 2])
+
+
+def text_sizes_in_pixels(ax):
+    """Pixel heights (font size in points * dpi / 72) of every tick label, axis label and title of ax."""
+    ax.figure.canvas.draw()
+    texts = ax.get_xticklabels() + ax.get_yticklabels() + [ax.xaxis.label, ax.yaxis.label, ax.title]
+    return [t.get_fontsize() * ax.figure.dpi / 72 for t in texts if t.get_text()]
+
+
+@pytest.mark.parametrize("draw", [
+    lambda: plot.attention_heatmap(np.full((10, 12), 1 / 12), list("abcdefghijkl"), list("0123456789"),
+                                   title="a 10 x 12 heatmap", annotate=True),
+    lambda: plot.positional_encoding_matrix(tt.sinusoidal_positions(50, 64), title="P"),
+    lambda: plot.loss_curve([2.0, 1.0, 0.5], label="run", title="loss"),
+], ids=["heatmap", "positions", "curve"])
+def test_new_figures_are_readable_on_a_page_of_the_book(draw):
+    # text at least 15 pixels high, the figure at most 800 pixels wide (shown unshrunk), even when the
+    # process's defaults ask for tiny text and a low resolution
+    with matplotlib.rc_context({"font.size": 6, "xtick.labelsize": 5, "ytick.labelsize": 5, "figure.dpi": 50}):
+        ax = draw()
+    assert min(text_sizes_in_pixels(ax)) >= 15
+    assert ax.figure.get_size_inches()[0] * ax.figure.dpi <= 800
+    assert all(t.get_fontsize() * ax.figure.dpi / 72 >= 15 for t in ax.texts)    # the annotations too
+
+
+def test_use_style_sets_readable_defaults_for_other_figures():
+    with matplotlib.rc_context():
+        plot.use_style()
+        fig, ax = plt.subplots()
+        ax.set_xticks([0, 1], ["a", "b"])
+        ax.set_xlabel("x")
+        assert min(text_sizes_in_pixels(ax)) >= 15
+        assert fig.get_size_inches()[0] * fig.dpi <= 800

@@ -1,14 +1,18 @@
 """The book (docs/): build the site, then open every page in headless Chromium.
 
 Every page must load without a console error, fetch nothing from outside the
-site, show every image, render its math, and link only to pages and anchors that
-exist. Skipped when the docs tools (pip install -e ".[docs]") or Debian's
-chromium are missing. Every page is opened twice: served from 127.0.0.1, as a
-static host would, and straight from the files, as a reader who built it would.
+site, show every image, render its math, link only to pages and anchors that
+exist, cut off no code at 1280 pixels, and keep a docstring's formulas one step a
+line; the notebooks' collapsed cells (solutions) must be collapsed and open on a click.
+Skipped when the docs tools (pip install -e ".[docs]") or Debian's chromium are
+missing. Every page is opened twice: served from 127.0.0.1, as a static host
+would, and straight from the files, as a reader who built it would.
 """
+import ast
 import functools
 import http.server
 import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -22,13 +26,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
-from annotate import annotate  # noqa: E402  (pure Python, no docs tools needed)
+from annotate import annotate, docstring  # noqa: E402  (pure Python, no docs tools needed)
+from prose import as_rst, pieces  # noqa: E402
+from readme_command import MARKERS, readme_command  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-DOCS_TOOLS = ("sphinx", "myst_nb", "furo", "mathjax", "playwright")
+VIEWPORT = {"width": 1280, "height": 800}      # a laptop, or a classroom projector
+DOCS_TOOLS = ("sphinx", "myst_nb", "furo", "sphinx_codeautolink", "sphinx-mathjax-offline", "playwright")
 WORKED_EXAMPLE = ("1.9366", "6.6831", "1.5951")
+NOTEBOOKS = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
+SOURCES = sorted(p for p in (ROOT / "tinytransformer").rglob("*.py") if "__pycache__" not in p.parts)
 
 needs_browser = pytest.mark.skipif(
     CHROMIUM is None or any(importlib.util.find_spec(tool) is None for tool in DOCS_TOOLS),
@@ -67,15 +76,59 @@ def test_annotate_anchors_methods_by_qualified_name():
     assert sections[1].code[0] == "    @staticmethod"
 
 
+def test_a_docstring_keeps_the_indentation_of_its_formulas():
+    # every line after the first indented: inspect.cleandoc (and autodoc) would flatten them
+    module = ast.parse('"""Layer norm.\n\n    xhat = (x - mean) / std\n    y    = gamma * xhat\n"""\n')
+    assert docstring(module) == "Layer norm.\n\n    xhat = (x - mean) / std\n    y    = gamma * xhat"
+    method = ast.parse('class A:\n    def f(self):\n        """Step.\n\n            w = w - lr * g\n        """\n').body[0].body[0]
+    assert docstring(method) == "Step.\n\n    w = w - lr * g"
+    assert annotate('"""Intro.\n\n    a = 1\n"""\nx = 1\n')[0] == "Intro.\n\n    a = 1"
+
+
 def test_prose_keeps_a_derivation_one_step_a_line():
-    pytest.importorskip("docutils")
-    from prose import prose_nodes, rst_safe_docstring
-    text = "Backward, with A = probs:\n  out = A @ v  ->  dv = A.T @ dout\n  A = softmax(S)\n(.T swaps axes.) Uses `x * y`."
-    kinds = [type(node).__name__ for node in prose_nodes(text)]
-    assert kinds == ["paragraph", "literal_block", "paragraph"]
-    assert prose_nodes(text)[1].astext() == "out = A @ v  ->  dv = A.T @ dout\nA = softmax(S)"
-    # the API reference shows the same text through reStructuredText: * and _ stay literal
-    assert rst_safe_docstring(["y_i = x_i * 2"]) == ["y\\_i = x\\_i \\* 2", ""]
+    lines = ["Backward, with A = probs:", "  out = A @ v  ->  dv = A.T @ dout", "  A = softmax(S)",
+             "(.T swaps axes.) Uses `x * y`."]
+    assert [kind for kind, _ in pieces("\n".join(lines))] == ["text", "example", "text"]
+    # reStructuredText, for the annotated pages and autodoc alike: the steps a literal block,
+    # * and _ shown as written, a leading ( or - never read as markup
+    assert as_rst(lines) == ["Backward, with A = probs\\:", "", ".. code-block:: text", "",
+                             "    out = A @ v  ->  dv = A.T @ dout", "    A = softmax(S)", "",
+                             "\\(.T swaps axes.) Uses ``x * y``.", ""]
+    # a run that is Python is coloured as Python
+    assert as_rst(["Use it:", "    y = F.linear(x, W)"])[2] == ".. code-block:: python"
+    assert as_rst(["y_i = x_i * 2"]) == ["y\\_i = x\\_i \\* 2", ""]
+    assert as_rst(["- one", "- two `a_b`"]) == ["- one", "- two ``a_b``", ""]
+    assert as_rst(["-----"]) == ["\\-----", ""]
+
+
+def test_readme_commands_are_read_by_one_reader(tmp_path):
+    for marker in MARKERS:
+        command = readme_command(marker)
+        assert command.startswith("python3 -m venv .venv && ") and "\n" not in command
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- test-command -->\n```bash\npytest -q\n```\n<!-- book-command -->\nno fence\n")
+    assert readme_command("test-command", readme) == "pytest -q"
+    with pytest.raises(ValueError, match="must be followed by a ```bash fence"):
+        readme_command("book-command", readme)
+    with pytest.raises(ValueError, match="no line <!-- main-command -->"):
+        readme_command("main-command", readme)
+    # CI reads them with the same file, run as a script
+    run = subprocess.run([sys.executable, str(ROOT / "docs/_ext/readme_command.py"), "test-command"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == readme_command("test-command")
+    assert "docs/_ext/readme_command.py test-command" in (ROOT / ".ci/run").read_text()
+
+
+def test_notebook_reader_collapses_what_jupyter_collapses():
+    pytest.importorskip("sphinx")
+    nbformat = pytest.importorskip("nbformat")
+    from book import read_notebook
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("answer = 42", metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}}),
+        nbformat.v4.new_code_cell("shown = 1"),
+        nbformat.v4.new_code_cell("quiet = 2", metadata={"jupyter": {"outputs_hidden": True}})])
+    cells = read_notebook(nbformat.writes(notebook)).cells
+    assert [cell.metadata.get("tags") for cell in cells] == [["solution", "hide-input"], [], ["hide-output"]]
 
 
 # ---- serving the site and visiting every page ------------------------------------------
@@ -109,7 +162,7 @@ def browser(tmp_path_factory):
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
-            headless=True, args=CHROMIUM_FLAGS)
+            headless=True, args=CHROMIUM_FLAGS, viewport=VIEWPORT)
         yield context
         context.close()
 
@@ -125,6 +178,16 @@ _PAGE_FACTS = """() => ({
                     .filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80)),
     rendererOutputs: document.querySelectorAll('mjx-container').length,
     text: document.body.innerText,
+    width: window.innerWidth,
+    // blocks whose lines do not fit: they scroll sideways or hide their ends
+    cutOff: [...document.querySelectorAll('pre')].filter(p => p.scrollWidth > p.clientWidth + 1)
+            .map(p => p.innerText.slice(0, 80)),
+    cellCode: [...document.querySelectorAll('div.cell pre')].map(p => parseFloat(getComputedStyle(p).fontSize)),
+    shrunkFigures: [...document.querySelectorAll('div.cell img')]
+                   .filter(i => i.getBoundingClientRect().width < i.naturalWidth - 1).map(i => i.src),
+    // prose set as a block (a formula one step a line), as the browser lays its lines out
+    proseBlocks: [...document.querySelectorAll('article pre')]
+                 .filter(p => !p.closest('.annotated-code, div.cell')).map(p => p.innerText),
 })"""
 
 _MATH_READY = """() => window.MathJax && MathJax.startup && MathJax.startup.promise
@@ -226,21 +289,43 @@ def test_site_builds_without_warnings(site):
     assert warnings.strip() == ""
 
 
+def _code_page(source):
+    return "code/" + source.relative_to(ROOT / "tinytransformer").with_suffix(".html").as_posix()
+
+
+def _api_page(source):
+    parts = source.relative_to(ROOT).with_suffix("").parts
+    return "api/" + ".".join(parts[:-1] if parts[-1] == "__init__" else parts) + ".html"
+
+
 @pytest.mark.site
 @needs_browser
 def test_every_notebook_and_every_source_file_has_a_page(visited):
-    _, _, facts, _ = visited
-    notebooks = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
-    sources = sorted(p for p in (ROOT / "tinytransformer").rglob("*.py") if "__pycache__" not in p.parts)
-    assert len(notebooks) >= 7 and len(sources) >= 10
-    for notebook in notebooks:
+    _, base, facts, _ = visited
+    assert len(NOTEBOOKS) >= 7 and len(SOURCES) >= 10
+    for notebook in NOTEBOOKS:
         assert f"notebooks/{notebook.stem}.html" in facts
-    for source in sources:
-        page = "code/" + source.relative_to(ROOT / "tinytransformer").with_suffix(".html").as_posix()
-        assert page in facts
+    for source in SOURCES:
+        page = _code_page(source)
+        assert page in facts and _api_page(source) in facts
         anchors = {s.anchor for s in annotate(source.read_text())[1]} - {None}
         assert anchors <= set(facts[page]["ids"]), (page, anchors - set(facts[page]["ids"]))
     assert {"index.html", "code/index.html", "api/index.html", "search.html"} <= set(facts)
+    # in the reading order of the README's map of the package ("What is inside"), and a
+    # sub-package's files in the order of the map in its own docstring
+    def order(folder, text):
+        listed = [name for name in re.findall(r"^ +(\w+)\.py\s", text, re.MULTILINE) if (folder / f"{name}.py").is_file()]
+        package = folder.relative_to(ROOT / "tinytransformer").as_posix()
+        prefix = re.escape(base + "code/" + ("" if package == "." else package + "/"))
+        shown = [m.group(1) for link in facts["code/index.html"]["links"] if (m := re.fullmatch(prefix + r"(\w+)\.html", link))]
+        return listed, [name for name in dict.fromkeys(shown) if name in listed]
+
+    readme_map = (ROOT / "README.md").read_text().partition("## What is inside")[2].partition("```\n\n")[0]
+    listed, shown = order(ROOT / "tinytransformer", readme_map)
+    assert len(listed) >= 10 and shown == listed
+    for package in (ROOT / "tinytransformer").glob("*/__init__.py"):
+        listed, shown = order(package.parent, docstring(ast.parse(package.read_text())) or "")
+        assert shown == listed, package
 
 
 @pytest.mark.site
@@ -321,3 +406,85 @@ def test_notebook_inline_code_links_to_the_annotated_source(visited):
     for module, name in [("functional", "attention"), ("nn", "MultiHeadAttention")]:
         pattern = re.escape(base) + rf"code/{module}(/\w+)?\.html#{name}"
         assert any(re.fullmatch(pattern, link) for link in links), (module, name)
+
+
+@pytest.mark.site
+@needs_browser
+def test_no_code_output_or_figure_is_cut_off_at_1280_pixels(visited):
+    _, _, facts, _ = visited
+    assert {f["width"] for f in facts.values()} == {VIEWPORT["width"]}
+    assert {page: f["cutOff"] for page, f in facts.items() if f["cutOff"]} == {}
+    cell_blocks = [size for page, f in facts.items() if page.startswith("notebooks/") for size in f["cellCode"]]
+    assert len(cell_blocks) > 300
+    # fitted by the column's width, not by shrinking the code: Furo's 13 pixels at least
+    assert min(cell_blocks) >= 13
+    # and the notebooks' figures (at most 8 inches at 100 dpi) at their own size, unshrunk
+    assert {page: f["shrunkFigures"] for page, f in facts.items() if f["shrunkFigures"]} == {}
+
+
+def _formulas(text):
+    """The indented runs of a comment or docstring (a formula, one step a line), as lines."""
+    return [lines for kind, lines in pieces(text) if kind == "example"]
+
+
+@pytest.mark.site
+@needs_browser
+def test_docstring_formulas_keep_their_line_breaks(visited):
+    """Each indented run of a comment or docstring shows as a block, one step a line: on the
+    annotated source (every comment and docstring) and on the API page (the module's docstring
+    and its public functions' and classes')."""
+    _, _, facts, _ = visited
+    expected = []
+    for source in SOURCES:
+        intro, sections = annotate(source.read_text())
+        for prose in [intro] + ["\n".join(section.prose) for section in sections]:
+            expected += [(_code_page(source), run) for run in _formulas(prose)]
+        tree = ast.parse(source.read_text())
+        public = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                  and not node.name.startswith("_")]
+        for node in [tree] + public:
+            expected += [(_api_page(source), run) for run in _formulas(docstring(node) or "")]
+    missing = []
+    for page, run in expected:
+        shown = ["\n".join(line.rstrip() for line in block.splitlines()) for block in facts[page]["proseBlocks"]]
+        if not any("\n".join(run) in block for block in shown):
+            missing.append((page, run))
+    assert missing == []
+    pages = {page for page, _ in expected}
+    # the formulas that ran together: layer norm's, SGD's update, the layers' map in nn/blocks.py
+    assert {"code/ops/layernorm.html", "api/tinytransformer.ops.layernorm.html", "code/optim.html",
+            "api/tinytransformer.optim.html"} <= pages and len(expected) > 30
+
+
+_CELLS = """() => [...document.querySelectorAll('div.cell')].map(cell => {
+    const input = cell.querySelector('.cell_input'), output = cell.querySelector('.cell_output');
+    return {code: input ? input.textContent : null, codeShown: !!input && input.checkVisibility(),
+            outputShown: !output || output.checkVisibility(), bar: !!cell.querySelector('details > summary')};
+})"""
+
+
+@pytest.mark.site
+@needs_browser
+def test_collapsed_cells_open_on_a_click(site, browser):
+    """A code cell Jupyter shows collapsed (jupyter.source_hidden: the solutions) is collapsed
+    in the book, its output shown; a click on its bar shows its code. Every other cell shows its code."""
+    folder, _ = site
+    page = browser.new_page()
+    solutions = 0
+    for notebook in NOTEBOOKS:
+        code_cells = [cell for cell in json.loads(notebook.read_text())["cells"] if cell["cell_type"] == "code"]
+        hidden = [bool(cell["metadata"].get("jupyter", {}).get("source_hidden")) for cell in code_cells]
+        solutions += sum("solution" in cell["metadata"].get("tags", []) for cell in code_cells)
+        assert all(hidden[i] for i, cell in enumerate(code_cells) if "solution" in cell["metadata"].get("tags", []))
+        page.goto((folder / "notebooks" / f"{notebook.stem}.html").as_uri(), wait_until="load")
+        cells = page.evaluate(_CELLS)
+        assert len(cells) == len(code_cells), notebook.name
+        for cell, source, is_hidden in zip(cells, code_cells, hidden):
+            assert cell["code"].strip() == "".join(source["source"]).strip()
+            assert (cell["codeShown"], cell["bar"], cell["outputShown"]) == (not is_hidden, is_hidden, True)
+        bars = page.locator("div.cell details > summary")
+        for i in range(bars.count()):
+            bars.nth(i).click()
+        assert all(cell["codeShown"] for cell in page.evaluate(_CELLS)), notebook.name
+    page.close()
+    assert solutions >= 12

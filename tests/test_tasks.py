@@ -87,7 +87,7 @@ def test_text_generation_goes_past_the_models_max_len(small_tasks):
     sample = text.generate(model, task.corpus, "The", 40, rng=0)     # max_len 16: 40 characters need chunks
     assert sample.startswith("The") and len(sample) == 43
     assert sample == text.generate(model, task.corpus, "The", 40, rng=0)
-    with pytest.raises(ValueError, match="generate_text: the prompt must have 1 to 8 characters"):
+    with pytest.raises(ValueError, match="generate_text: the prompt must be 1 to 8 tokens"):
         text.generate(model, task.corpus, "The keeper climbed", 10, rng=0)
 
 

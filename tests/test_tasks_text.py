@@ -1,8 +1,15 @@
-"""tasks/text.py: the shipped text and its split into a training and a held-out part."""
+"""tasks/text.py: the two texts, their split into a training and a held-out part, both tokenizers,
+and the held-out loss per character that compares them."""
 import numpy as np
 import pytest
 
-from tinytransformer.tasks import text
+import tinytransformer as tt
+from tinytransformer import functional as F
+from tinytransformer.tasks import make_task, text
+from tinytransformer.tokenizer import BPE
+from tinytransformer.vocabulary import N_SPECIAL
+
+TINY = dict(d_model=16, n_heads=2, n_layers=1, d_ff=32, dropout=0.0, dtype="float64")
 
 
 def test_the_text_ships_with_the_package_and_splits_without_overlap():
@@ -17,5 +24,81 @@ def test_the_text_ships_with_the_package_and_splits_without_overlap():
     held = corpus.held_out_batch(32)
     assert held.ids.shape == ((len(corpus.held_out_ids) - 1) // 32, 32)
     assert corpus.decode(held.ids[0]) == corpus.text[len(corpus.train_ids):][:32]
-    with pytest.raises(ValueError, match="not in the text's alphabet"):
+    assert corpus.alphabet == "".join(sorted(set(corpus.text)))
+    assert corpus.vocab_size == N_SPECIAL + len(corpus.alphabet)
+    with pytest.raises(ValueError, match="not in the vocabulary: 'é'"):
         corpus.encode("\u00e9")
+
+
+def test_python_docs_is_the_language_reference_of_this_python():
+    docs = text.load_text("python-docs")
+    from pydoc_data.topics import topics
+    assert docs == text.load_text("python-docs") and len(docs) > 400_000
+    assert docs.startswith(topics[min(topics)])                       # the topics in sorted order
+    with pytest.raises(ValueError, match=r"load_text: name must be one of \('story', 'python-docs'\), got 'poems'"):
+        text.load_text("poems")
+
+
+def test_bpe_is_learned_from_the_training_part_only():
+    story = text.load_text()
+    corpus = text.TextCorpus(story, tokenizer="bpe", vocab_size=300)
+    cut = int(round(len(story) * 0.9))
+    assert corpus.tokenizer.merges == BPE.train(story[:cut], 300).merges
+    assert corpus.decode(corpus.train_ids) == story[:cut] and corpus.decode(corpus.held_out_ids) == story[cut:]
+    assert corpus.vocab_size == N_SPECIAL + 300 and corpus.train_ids.min() >= N_SPECIAL
+    assert len(corpus.train_ids) < 0.7 * cut                          # a BPE token can hold several characters
+    assert text.TextCorpus(story, tokenizer="bpe").tokenizer.vocab_size == text.BPE_VOCAB_SIZE
+
+
+def test_characters_count_where_a_character_starts():
+    corpus = text.TextCorpus("aé" * 50, tokenizer="bpe", vocab_size=256)     # no merges: one id per byte
+    ids = corpus.encode("aéé")
+    assert len(ids) == 5 and corpus.characters(ids) == 3
+    assert corpus.characters(ids[:2]) == 2 and corpus.characters(ids[2:3]) == 0    # "a" + the first byte of "é"
+    chars = text.CharCorpus("aé" * 50)
+    assert chars.characters(chars.encode("aéé")) == 3
+
+
+@pytest.mark.parametrize("tokenizer, vocab_size", [("char", None), ("bpe", 300)])
+def test_held_out_loss_per_character(tokenizer, vocab_size):
+    task = make_task("text", seq_len=16, tokenizer=tokenizer, vocab_size=vocab_size)
+    model = tt.nn.GPT(task.config(**TINY), rng=0)
+    per_token = task.evaluate(model)
+    # by hand: -ln p of every held-out target, summed, over the characters the targets spell
+    ids, targets = task.eval_set
+    logp = F.log_softmax(model(ids)).data                                       # (n, 16, V)
+    total = -np.take_along_axis(logp, targets[..., None], axis=-1).sum()
+    characters = len(task.corpus.decode(targets.ravel()))                      # the story is ASCII
+    assert task.nats_per_character(per_token) == pytest.approx(total / characters, rel=1e-12)
+    measures = task.held_out_measures(per_token)
+    assert measures["characters_per_token"] == pytest.approx(characters / targets.size, rel=1e-12)
+    assert measures["held_out_nats_per_character"] == task.nats_per_character(per_token)
+    if tokenizer == "char":
+        assert task.nats_per_character(per_token) == pytest.approx(per_token, rel=1e-12)
+    else:
+        assert task.characters_per_token > 1.5                # 44 merges: common short words
+
+
+def test_text_task_options_and_their_errors():
+    task = make_task("text", tokenizer="bpe", vocab_size=280)
+    assert task.corpus.vocab_size == N_SPECIAL + 280 and task.config().vocab_size == N_SPECIAL + 280
+    assert "BPE of 280 tokens" in task.describe() and "the story" in task.describe()
+    with pytest.raises(ValueError, match="vocab_size is for tokenizer='bpe'"):
+        make_task("text", tokenizer="char", vocab_size=300)
+    with pytest.raises(ValueError, match="vocab_size must be at least 256"):
+        make_task("text", tokenizer="bpe", vocab_size=200)
+    with pytest.raises(ValueError, match=r"tokenizer must be one of \('char', 'bpe'\), got 'words'"):
+        make_task("text", tokenizer="words")
+    with pytest.raises(ValueError, match="text: text_name must be one of"):
+        make_task("text", text_name="poems")
+    with pytest.raises(ValueError, match="give either a corpus or text_name, tokenizer and vocab_size"):
+        make_task("text", corpus=text.CharCorpus(), tokenizer="bpe")
+
+
+def test_text_task_shows_and_plots_bpe_tokens():
+    task = make_task("text", seq_len=16, tokenizer="bpe", vocab_size=300)
+    model = tt.nn.GPT(task.config(**TINY), rng=0)
+    lines = task.show(model, n=1)
+    assert lines[0].startswith("generated after ") and len(lines[1]) > 100     # about 200 characters
+    (ids,), keys, queries = task.plot_example()
+    assert keys == queries and "".join(keys) == task.corpus.decode(ids[0])      # one name per token

@@ -11,7 +11,7 @@ a row is its tokens, then EOS, then PAD. The result holds the new tokens only
 
     ids = greedy(model, src_ids, max_len)      # (B, <= max_len)
     ids = greedy(gpt, prompt_ids, max_len)     # (B, <= max_len), what follows the prompt
-    text = generate_text(gpt, corpus, "The", 200, rng=0)    # a GPT trained on text: 200 characters more
+    text = generate_text(gpt, corpus, "The", 200, rng=0)    # a GPT trained on text: 200 tokens more
 
 Decoding runs in eval mode (dropout off) and outside any Tape: nothing is
 recorded, nothing is kept for a backward pass. The model reads its first
@@ -198,19 +198,20 @@ def beam_search(model, ids, max_len, beam_width=4, length_penalty=0.6, use_cache
     return chosen[:, :max(1, length[np.arange(B), winner].max())]       # (B, <= max_len) no all-PAD tail
 
 
-def generate_text(model, corpus, prompt, n_chars, rng, temperature=0.8, top_k=None):
-    """Continue prompt (a str) by n_chars characters sampled from a GPT trained on corpus's tokens.
+def generate_text(model, corpus, prompt, n_tokens, rng, temperature=0.8, top_k=None):
+    """Continue prompt (a str) by n_tokens tokens (characters, for a character corpus) sampled from a
+    GPT trained on corpus's tokens.
 
-    corpus: anything with encode(str) -> ids and decode(ids) -> str (tasks/text.py's CharCorpus).
+    corpus: anything with encode(str) -> ids and decode(ids) -> str (tasks/text.py's TextCorpus).
     The model sees at most config.max_len positions, so generation goes in
     chunks: each chunk is sampled after the last max_len // 2 tokens so far.
     """
     rng = np.random.default_rng(rng)
-    n_wanted = len(prompt) + n_chars
     ids = corpus.encode(prompt)
+    n_wanted = len(ids) + n_tokens
     window = model.config.max_len // 2
     if not 1 <= len(ids) <= window:
-        raise ValueError(f"generate_text: the prompt must have 1 to {window} characters (max_len // 2), "
+        raise ValueError(f"generate_text: the prompt must be 1 to {window} tokens (max_len // 2), "
                          f"got {len(ids)}")
     empty_chunks = 0
     while len(ids) < n_wanted:

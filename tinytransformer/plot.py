@@ -10,6 +10,14 @@ figure), else on a new figure, and returns the Axes; the Figure is `ax.figure`.
 This is the only file that imports matplotlib: the rest of tinytransformer
 needs NumPy alone. (A script drawing many figures should close each one,
 `plt.close(ax.figure)`, once saved.)
+
+Readable on a projector: text is set in points at the sizes of FONT_SIZES
+(ticks 11 pt, labels 12, titles 13), whatever matplotlib's defaults, and a new
+figure is at most 8 inches wide at 100 dpi, so that a page of the book (about
+800 pixels wide) shows it at full size: a tick label is then about 15 pixels
+high. `use_style()` applies the same sizes to every other figure of a notebook
+or script (matplotlib's own default is 10-point text at 100 dpi, and
+multi-panel figures wider than the page are shrunk to fit it).
 """
 import numpy as np
 
@@ -19,6 +27,19 @@ except ImportError as error:
     raise ImportError("tinytransformer.plot needs matplotlib: pip install 'tinytransformer[plot]'") from error
 
 from .tensor import Tensor
+
+FONT_SIZES = dict(ticks=11, labels=12, titles=13, legend=11, annotations=11)   # points
+MAX_WIDTH = 8.0                  # inches: 800 pixels at 100 dpi, the width of a page of the book
+STYLE = {"figure.dpi": 100, "savefig.dpi": 100, "figure.figsize": (7.0, 4.0),
+         "font.size": FONT_SIZES["labels"], "axes.titlesize": FONT_SIZES["titles"],
+         "axes.labelsize": FONT_SIZES["labels"], "xtick.labelsize": FONT_SIZES["ticks"],
+         "ytick.labelsize": FONT_SIZES["ticks"], "legend.fontsize": FONT_SIZES["legend"],
+         "figure.titlesize": FONT_SIZES["titles"]}
+
+
+def use_style():
+    """Make every later figure of this process readable on a projector: matplotlib.rcParams.update(STYLE)."""
+    plt.rcParams.update(STYLE)
 
 
 def _array(values, name, ndim):
@@ -30,10 +51,21 @@ def _array(values, name, ndim):
 
 
 def _axes(ax, figsize):
-    """The given Axes, or the Axes of a new figure of figsize (inches)."""
+    """The given Axes, or the Axes of a new figure of figsize (inches, at most MAX_WIDTH wide) at 100 dpi."""
     if ax is None:
-        _, ax = plt.subplots(figsize=figsize, layout="constrained")
+        width, height = figsize
+        scale = min(1.0, MAX_WIDTH / width)
+        _, ax = plt.subplots(figsize=(width * scale, height * scale), dpi=STYLE["figure.dpi"], layout="constrained")
     return ax
+
+
+def _label(ax, xlabel, ylabel, title):
+    """Axis labels, title and tick labels at FONT_SIZES (points), whatever the rcParams say."""
+    ax.set_xlabel(xlabel, fontsize=FONT_SIZES["labels"])
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZES["labels"])
+    ax.tick_params(labelsize=FONT_SIZES["ticks"])
+    if title is not None:
+        ax.set_title(title, fontsize=FONT_SIZES["titles"])
 
 
 def attention_heatmap(probs, x_labels=None, y_labels=None, ax=None, title=None, annotate=False):
@@ -49,21 +81,19 @@ def attention_heatmap(probs, x_labels=None, y_labels=None, ax=None, title=None, 
         if labels is not None and len(labels) != n:
             raise ValueError(f"attention_heatmap: {name} has {len(labels)} labels for {n} "
                              f"{'columns (keys)' if name == 'x_labels' else 'rows (queries)'}")
-    ax = _axes(ax, figsize=(1.5 + 0.45 * T_k, 1.0 + 0.45 * T_q))
+    ax = _axes(ax, figsize=(2.2 + 0.55 * T_k, 1.4 + 0.55 * T_q))      # a cell of 0.55 in fits "0.25" at 11 pt
     image = ax.imshow(probs, cmap="viridis", vmin=0.0, vmax=1.0)
-    ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    colorbar = ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    colorbar.ax.tick_params(labelsize=FONT_SIZES["ticks"])
     if x_labels is not None:
         ax.set_xticks(range(T_k), [str(label) for label in x_labels], rotation=90 if T_k > 12 else 0)
     if y_labels is not None:
         ax.set_yticks(range(T_q), [str(label) for label in y_labels])
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
+    _label(ax, "key (attended to)", "query (attending)", title)
     if annotate:
         for (row, column), w in np.ndenumerate(probs):
             ax.text(column, row, f"{w:.2f}", ha="center", va="center",
-                    color="black" if w > 0.6 else "white", fontsize=9)
-    if title is not None:
-        ax.set_title(title)
+                    color="black" if w > 0.6 else "white", fontsize=FONT_SIZES["annotations"])
     return ax
 
 
@@ -75,11 +105,9 @@ def positional_encoding_matrix(P, ax=None, title=None):
     P = _array(P, "P", 2)
     ax = _axes(ax, figsize=(8, 4.5))
     image = ax.imshow(P, cmap="RdBu_r", vmin=-1.0, vmax=1.0, aspect="auto", interpolation="nearest")
-    ax.figure.colorbar(image, ax=ax)
-    ax.set_xlabel("dimension (even: sin, odd: cos)")
-    ax.set_ylabel("position t")
-    if title is not None:
-        ax.set_title(title)
+    colorbar = ax.figure.colorbar(image, ax=ax)
+    colorbar.ax.tick_params(labelsize=FONT_SIZES["ticks"])
+    _label(ax, "dimension (even: sin, odd: cos)", "position t", title)
     return ax
 
 
@@ -88,15 +116,12 @@ def _curve(values, ax, steps, label, title, ylabel):
     steps = np.arange(len(values)) if steps is None else _array(steps, "steps", 1)
     if len(steps) != len(values):
         raise ValueError(f"plot: {len(steps)} steps for {len(values)} values of {ylabel}")
-    ax = _axes(ax, figsize=(6, 3.5))
+    ax = _axes(ax, figsize=(6.5, 3.8))
     ax.plot(steps, values, label=label)
-    ax.set_xlabel("step")
-    ax.set_ylabel(ylabel)
+    _label(ax, "step", ylabel, title)
     ax.grid(True, alpha=0.3)
     if label is not None:
-        ax.legend()
-    if title is not None:
-        ax.set_title(title)
+        ax.legend(fontsize=FONT_SIZES["legend"])
     return ax
 
 

@@ -9,7 +9,6 @@ own and gets an anchor: its qualified name (`Tensor.backward`).
 Pure: reads text, returns data; the Sphinx side lives in book.py.
 """
 import ast
-import inspect
 from dataclasses import dataclass, field
 
 
@@ -24,17 +23,31 @@ class Section:
         return any(line.strip() for line in self.code)
 
 
+def docstring(node):
+    """The docstring of a module, class or def node as written, or None.
+
+    Lines after the first lose only the indentation of the code around the docstring, so
+    a formula indented inside it stays indented, even when every line after the first is
+    part of it (inspect.cleandoc, and so autodoc, would take that indentation away too)."""
+    body = getattr(node, "body", None)
+    if not (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)):
+        return None
+    column = body[0].col_offset
+    first, *rest = body[0].value.value.expandtabs().splitlines() or [""]
+    rest = [line[min(column, len(line) - len(line.lstrip())):].rstrip() for line in rest]
+    return "\n".join([first.strip()] + rest).strip("\n")
+
+
 def _docstrings(tree):
-    """{first line: (last line, cleaned text, owner)} for every docstring; owner is
-    the def/class node, or the module."""
+    """{first line: (last line, text, owner)} for every docstring; owner is the def/class
+    node, or the module."""
     found = {}
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                doc = body[0]
-                found[doc.lineno] = (doc.end_lineno, inspect.cleandoc(doc.value.value), node)
+        text = docstring(node) if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                                    ast.AsyncFunctionDef)) else None
+        if text is not None:
+            found[node.body[0].lineno] = (node.body[0].end_lineno, text, node)
     return found
 
 

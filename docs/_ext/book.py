@@ -1,45 +1,41 @@
-"""The book's Sphinx extension: pages generated from the repository at build time.
+"""The book's Sphinx extension: what no maintained extension does.
 
-Before Sphinx reads anything it writes, from whatever files exist then:
-  notebooks/NN_*.ipynb       copies of the committed notebooks (rendered, never executed)
-  code/<path>.rst            one annotated-source page per file of tinytransformer/
-  api/<module>.rst           one API page per module (autodoc)
-so no page can drift from the code. It also supplies the directives of the
-annotated-source pages and of the start page (the README's commands, the package
-map), bundles MathJax into the site and connects links.py (links into the
-annotated source) and files.py (which file is which page).
+Maintained extensions do the rest (conf.py): MyST-NB renders the notebooks, autosummary
+and autodoc the API pages, linkcode their [source] links, sphinx-codeautolink the links
+from code cells, sphinx-mathjax-offline bundles MathJax. This file adds:
+  - the pages made from the repository before Sphinx reads anything: copies of the
+    committed notebooks, one annotated-source page per file of the package, the API
+    index (autosummary writes the API pages from it), in reading order (files.py);
+  - the annotated-source page: comments and docstrings beside their code (annotate.py);
+  - the start page's README commands and map of the package;
+  - Jupyter's collapsed cells, collapsed in the book too (read_notebook);
+  - docstrings shown as written, formulas one step a line (prose.py).
 """
 import ast
-import filecmp
-import shutil
-from pathlib import Path
+import inspect
+import textwrap
 
+import nbformat
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
-from annotate import annotate
+from annotate import annotate, docstring
 from files import DOCS, PACKAGE, ROOT, api_docname, code_docname, module_name, notebook_files, package_files
-from links import NotebookSourcePaths, link_notebook_code, notebooks_depend_on_the_package
-from prose import prose_nodes, rst_safe_docstring
+from links import NotebookSourcePaths, link_inline_code, notebooks_depend_on_the_package
+from prose import as_rst
+from readme_command import readme_command
 
 GENERATED = ("notebooks", "code", "api")      # folders of docs/ that the build writes
-MATHJAX_FILES = ["tex-mml-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions",
-                 "ui", "a11y", "adaptors", "sre"]
 
 
-# ---- writing the generated sources ---------------------------------------------------
+# ---- the pages made from the repository -----------------------------------------------
 
 def _write_if_changed(path, text):
+    """Unchanged files keep their time stamp, so Sphinx reads again only what changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
-
-
-def _copy_if_changed(source, target):
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists() or not filecmp.cmp(source, target, shallow=False):
-        shutil.copy2(source, target)
 
 
 def _title(text):
@@ -48,25 +44,16 @@ def _title(text):
 
 def generate_sources(app):
     """Write the generated pages, and remove the ones whose file is gone."""
-    wanted = set()
+    wanted = {}
     for notebook in notebook_files():
-        target = DOCS / "notebooks" / notebook.name
-        _copy_if_changed(notebook, target)
-        wanted.add(target)
-
+        wanted[DOCS / "notebooks" / notebook.name] = notebook.read_text()
     files = package_files()
     for path in files:
-        code = DOCS / (code_docname(path) + ".rst")
-        _write_if_changed(code, f"{_title(path.relative_to(PACKAGE).as_posix())}\n"
-                                f".. annotated-source:: {path.relative_to(ROOT).as_posix()}\n")
-        api = DOCS / (api_docname(path) + ".rst")
-        _write_if_changed(api, f"{_title(module_name(path))}\n.. automodule:: {module_name(path)}\n"
-                               "   :members:\n   :undoc-members:\n   :show-inheritance:\n")
-        wanted.update({code, api})
-
-    code_toc = "\n".join("   " + code_docname(p)[len("code/"):] for p in files)
-    index = DOCS / "code" / "index.rst"
-    _write_if_changed(index, _title("The annotated source") + """
+        wanted[DOCS / (code_docname(path) + ".rst")] = (
+            _title(path.relative_to(PACKAGE).as_posix())   # code blocks that are parts of a file:
+            + "\n.. autolink-skip:: file\n"                # not for codeautolink, which parses wholes
+            + f"\n.. annotated-source:: {path.relative_to(ROOT).as_posix()}\n")
+    wanted[DOCS / "code" / "index.rst"] = _title("The annotated source") + """
 Every file of the package, in reading order. Each page sets the comments and
 docstrings (the derivations) beside the code they explain, with the file's own
 line numbers. The pages are made from the files each time the book is built.
@@ -76,31 +63,52 @@ line numbers. The pages are made from the files each time the book is built.
 .. toctree::
    :hidden:
 
-""" + code_toc + "\n")
-    api_toc = "\n".join("   " + module_name(p) for p in files)
-    index_api = DOCS / "api" / "index.rst"
-    _write_if_changed(index_api, _title("API reference") + """
-Every module's public functions and classes, from their docstrings.
+""" + "".join(f"   {code_docname(p).removeprefix('code/')}\n" for p in files)
+    wanted[DOCS / "api" / "index.rst"] = _title("API reference") + """
+Every module's public functions and classes, from their docstrings, in the reading
+order of the annotated source; each entry's [source] opens its annotated source.
 
-.. toctree::
-   :maxdepth: 1
+.. autosummary::
+   :toctree: .
 
-""" + api_toc + "\n")
-    wanted.update({index, index_api})
-
+""" + "".join(f"   {module_name(p)}\n" for p in files)
+    for path, text in wanted.items():
+        _write_if_changed(path, text)
+    autosummary_pages = {DOCS / (api_docname(p) + ".rst") for p in files}
     for folder in GENERATED:
         for stale in (DOCS / folder).rglob("*"):
-            if stale.is_file() and stale not in wanted:
+            if stale.is_file() and stale not in wanted and stale not in autosummary_pages:
                 stale.unlink()
 
 
-# ---- the annotated-source page -------------------------------------------------------
+def read_notebook(text):
+    """MyST-NB's reader for .ipynb (conf.nb_custom_formats): a cell whose code Jupyter shows
+    collapsed (metadata jupyter.source_hidden) is collapsed in the book too, its output shown."""
+    notebook = nbformat.reads(text, as_version=4)
+    for cell in notebook.cells:
+        hidden = cell.metadata.get("jupyter", {})
+        tags = cell.metadata.setdefault("tags", [])
+        for key, tag in (("source_hidden", "hide-input"), ("outputs_hidden", "hide-output")):
+            if hidden.get(key) and tag not in tags:
+                tags.append(tag)
+    return notebook
+
+
+# ---- the annotated-source page ---------------------------------------------------------
 
 def _code_block(section):
     text = "\n".join(section.code)
     block = nodes.literal_block(text, text, language="python", linenos=True)
     block["highlight_args"] = {"linenostart": section.first_line, "force": True}
     return block
+
+
+def _api_link(module, qualname):
+    """A def/class's name, linking to its API entry where autodoc made one (a private
+    helper has none: Sphinx then shows the name without a link)."""
+    ref = addnodes.pending_xref("", nodes.literal(qualname, qualname), refdomain="py", reftype="obj",
+                                reftarget=f"{module}.{qualname}", refexplicit=True)
+    return nodes.paragraph("", "", ref, classes=["annotated-name"])
 
 
 class AnnotatedSource(SphinxDirective):
@@ -114,51 +122,23 @@ class AnnotatedSource(SphinxDirective):
         intro, sections = annotate(path.read_text())
         page = nodes.container(classes=["annotated-source"])
         if intro:
-            page += nodes.container("", *prose_nodes(intro), classes=["annotated-intro"])
+            page += nodes.container("", *self._prose(intro.splitlines()), classes=["annotated-intro"])
         for section in sections:
             row = nodes.container(classes=["annotated-row"])
-            prose = nodes.container("", *prose_nodes("\n".join(section.prose)),
-                                    classes=["annotated-prose"])
+            prose = nodes.container("", *self._prose(section.prose), classes=["annotated-prose"])
             if section.anchor:
                 row["ids"].append(section.anchor)
-                prose.insert(0, _api_link(self.env.docname, api_docname(path), module_name(path),
-                                          section.anchor, self.env.app.builder))
+                prose.insert(0, _api_link(module_name(path), section.anchor))
             row += prose
             row += nodes.container("", _code_block(section), classes=["annotated-code"])
             page += row
         return [page]
 
-
-def _api_link(fromdoc, api_doc, module, qualname, builder):
-    """A small heading for a def/class: its name, linking to its API entry (kept only if
-    autodoc made that entry: see _unlink_missing_api_entries)."""
-    full_name = f"{module}.{qualname}"
-    uri = builder.get_relative_uri(fromdoc, api_doc) + "#" + full_name
-    ref = nodes.reference("", "", internal=True, refuri=uri, classes=["annotated-api"])
-    ref["book_api_entry"] = full_name
-    ref += nodes.literal(qualname, qualname)
-    return nodes.paragraph("", "", ref, classes=["annotated-name"])
+    def _prose(self, lines):
+        return self.parse_text_to_nodes("\n".join(as_rst(lines)))
 
 
-def _unlink_missing_api_entries(app, doctree, docname):
-    """A private helper has no API entry: show its name without a link."""
-    if not docname.startswith("code/"):
-        return
-    entries = app.env.domaindata.get("py", {}).get("objects", {})
-    for ref in list(doctree.findall(nodes.reference)):
-        if ref.get("book_api_entry") and ref["book_api_entry"] not in entries:
-            ref.replace_self(ref.children)
-
-
-# ---- the start page's directives -----------------------------------------------------
-
-def readme_command(marker):
-    """The line after the README's `<!-- marker -->` and its ```bash fence (as .ci/run reads it)."""
-    lines = (ROOT / "README.md").read_text().splitlines()
-    start = lines.index(f"<!-- {marker} -->")
-    fence = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("```"))
-    return lines[fence + 1]
-
+# ---- the start page: the README's commands and the map of the package ------------------
 
 class ReadmeCommand(SphinxDirective):
     """.. readme-command:: main-command  -- that README command, as a bash block."""
@@ -171,94 +151,57 @@ class ReadmeCommand(SphinxDirective):
         return [nodes.literal_block(command, command, language="bash", classes=["readme-command"])]
 
 
-def _first_line(path):
-    tree = ast.parse(path.read_text())
-    doc = ast.get_docstring(tree) or ""
-    return doc.strip().split("\n\n")[0].replace("\n", " ")
+def _doc_ref(docname, content, fromdoc):
+    ref = addnodes.pending_xref("", content, refdomain="std", reftype="doc", reftarget="/" + docname,
+                                refexplicit=True, refdoc=fromdoc)
+    return nodes.paragraph("", "", ref)
 
 
 class PackageMap(SphinxDirective):
     """.. package-map::  -- every file of the package: what it is, its annotated page and API."""
 
     def run(self):
-        table = nodes.table(classes=["package-map"])
-        group = nodes.tgroup(cols=3)
-        table += group
-        for width in (22, 63, 15):
-            group += nodes.colspec(colwidth=width)
-        body = nodes.tbody()
-        group += body
+        rows = []
         for path in package_files():
             self.env.note_dependency(str(path))
             shown = path.relative_to(PACKAGE).as_posix()
-            cells = [
-                _doc_ref("/" + code_docname(path), nodes.literal(shown, shown), self.env.docname),
-                nodes.paragraph("", "", *_inline(_first_line(path))),
-                _doc_ref("/" + api_docname(path), nodes.Text("API"), self.env.docname),
-            ]
-            row = nodes.row()
-            for cell in cells:
-                entry = nodes.entry()
-                entry += cell if isinstance(cell, nodes.paragraph) else nodes.paragraph("", "", cell)
-                row += entry
-            body += row
-        return [table]
+            summary = (docstring(ast.parse(path.read_text())) or "").split("\n\n")[0]
+            cells = [_doc_ref(code_docname(path), nodes.Text(shown), self.env.docname),
+                     *(self.parse_text_to_nodes("\n".join(as_rst([summary]))) or [nodes.paragraph()]),
+                     _doc_ref(api_docname(path), nodes.Text("API"), self.env.docname)]
+            rows.append(nodes.row("", *(nodes.entry("", cell) for cell in cells)))
+        group = nodes.tgroup("", *(nodes.colspec(colwidth=width) for width in (22, 63, 15)),
+                             nodes.tbody("", *rows), cols=3)
+        return [nodes.table("", group, classes=["package-map"])]
 
 
-def _doc_ref(docname, content, fromdoc):
-    ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=docname,
-                                refexplicit=True, refdoc=fromdoc)
-    ref += content
-    return ref
+# ---- docstrings on the API pages --------------------------------------------------------
 
-
-def _inline(text):
-    paragraph = prose_nodes(text)[0]
-    return list(paragraph.children)
-
-
-def remove_stale_pages(app, exception):
-    """Sphinx leaves the page of a removed source in the output: a renamed notebook or a
-    moved file would stay on the site under its old name. Remove those pages."""
-    if exception or app.builder.format != "html":
-        return
-    outdir = Path(app.outdir)
-    for folder in GENERATED:
-        for page in (outdir / folder).rglob("*.html"):
-            if page.relative_to(outdir).with_suffix("").as_posix() not in app.env.all_docs:
-                page.unlink()
-
-
-# ---- the math renderer, copied into the site -----------------------------------------
-
-def copy_mathjax(app, exception):
-    """Bundle MathJax 3 (from the django-static-mathjax wheel) into _static/mathjax."""
-    if exception or app.builder.format != "html":
-        return
-    import mathjax
-    source = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
-    target = Path(app.outdir) / "_static" / "mathjax"
-    for part in MATHJAX_FILES:
-        if (source / part).is_dir():
-            shutil.copytree(source / part, target / part, dirs_exist_ok=True)
-        else:
-            _copy_if_changed(source / part, target / part)
+def _written_docstring(obj):
+    """obj's docstring as its source file has it (annotate.docstring), or None."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    return docstring(tree if inspect.ismodule(obj) else tree.body[0])
 
 
 def _docstring_as_prose(app, what, name, obj, options, lines):
-    lines[:] = rst_safe_docstring(lines)
+    """autodoc hands over docstrings with the indentation of an indented block taken away
+    when every line after the first is in it: use the written one where it is the same text."""
+    written = _written_docstring(obj)
+    if written is not None and written.split() == "\n".join(lines).split():
+        lines[:] = written.splitlines()
+    lines[:] = as_rst(lines)
 
 
 def setup(app):
-    app.connect("builder-inited", generate_sources)
+    app.connect("builder-inited", generate_sources, priority=400)     # before autosummary's 500
     app.connect("doctree-read", notebooks_depend_on_the_package)
-    app.connect("doctree-resolved", link_notebook_code)
-    app.connect("doctree-resolved", _unlink_missing_api_entries)
+    app.connect("doctree-resolved", link_inline_code)
     app.add_post_transform(NotebookSourcePaths)
-    app.connect("build-finished", copy_mathjax)
-    app.connect("build-finished", remove_stale_pages)
+    app.connect("autodoc-process-docstring", _docstring_as_prose)
     app.add_directive("annotated-source", AnnotatedSource)
     app.add_directive("readme-command", ReadmeCommand)
     app.add_directive("package-map", PackageMap)
-    app.connect("autodoc-process-docstring", _docstring_as_prose)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

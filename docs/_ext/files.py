@@ -3,6 +3,8 @@ import ast
 import re
 from pathlib import Path
 
+from annotate import docstring
+
 DOCS = Path(__file__).resolve().parent.parent
 ROOT = DOCS.parent
 PACKAGE = ROOT / "tinytransformer"
@@ -16,12 +18,13 @@ def module_name(path):
     return ".".join(parts)
 
 
-_LISTED_FILE = re.compile(r"^\s+(\w+)(?:\.py|/)\s", re.MULTILINE)
+_LISTED_LINE = re.compile(r"^[ \t]+((?:\w+(?:\.py|/), )*\w+(?:\.py|/))\s", re.MULTILINE)
 
 
 def _listed_order(text):
-    """The file stems a map of files lists, in order: lines like "  tensor.py   Tensor and Tape"."""
-    return list(dict.fromkeys(_LISTED_FILE.findall(text)))
+    """The file stems a map of files lists, in order: lines like "  tensor.py   Tensor and Tape"
+    or "  data.py, text.py   old names"."""
+    return list(dict.fromkeys(re.findall(r"\w+(?=\.py|/)", "\n".join(_LISTED_LINE.findall(text)))))
 
 
 def _reading_key(path):
@@ -36,7 +39,7 @@ def _reading_key(path):
             readme = (ROOT / "README.md").read_text()
             listed = _listed_order(readme.partition("## What is inside")[2])
         elif (folder / "__init__.py").is_file():
-            listed = _listed_order(ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or "")
+            listed = _listed_order(docstring(ast.parse((folder / "__init__.py").read_text())) or "")
         else:
             listed = []
         rank = -1 if stem == "__init__" else listed.index(stem) if stem in listed else len(listed)

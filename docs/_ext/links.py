@@ -1,52 +1,33 @@
 """Links into the annotated source: from a notebook's inline code (`F.attention`,
-`tt.nn.MultiHeadAttention`) and Markdown links (`../tinytransformer/ops/softmax.py`),
-and from each API entry ([source])."""
-import ast
+`tt.nn.MultiHeadAttention`, which sphinx-codeautolink leaves alone: it links code cells),
+from its Markdown links to a file of the package, and from each API entry's [source]."""
+import functools
 import importlib
-import json
 import re
-from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from files import PACKAGE, ROOT, code_docname, module_name, package_files
+from annotate import annotate
+from files import PACKAGE, ROOT, code_docname, package_files
 
-DEFAULT_ALIASES = {"tt": "tinytransformer", "F": "tinytransformer.functional"}
-
-
-def _notebook_aliases(path):
-    """{name: dotted path} for the tinytransformer imports of a notebook's code cells."""
-    aliases = dict(DEFAULT_ALIASES)
-    for cell in json.loads(path.read_text())["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"])
-        source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for name in node.names:
-                    if name.name.startswith("tinytransformer"):
-                        aliases[name.asname or name.name] = name.name
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tinytransformer"):
-                for name in node.names:
-                    aliases[name.asname or name.name] = f"{node.module}.{name.name}"
-    return aliases
+ALIASES = {"tt": "tinytransformer", "F": "tinytransformer.functional"}   # as every notebook imports them
 
 
-def _top_level_names():
-    """{name: module.name} for the package's top-level defs and classes whose name is unique."""
-    seen = {}
-    for path in package_files():
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
-                seen.setdefault(node.name, []).append(f"{module_name(path)}.{node.name}")
-    return {name: paths[0] for name, paths in seen.items() if len(paths) == 1}
+@functools.cache
+def _anchors(path):
+    return {section.anchor for section in annotate(path.read_text())[1]} - {None}
+
+
+def source_link(module, qualname=None):
+    """(annotated docname, anchor or None) for a module of the package and a def/class in it;
+    None for a module outside the package."""
+    base = ROOT.joinpath(*module.split("."))
+    path = next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+    if path is None or not path.is_relative_to(PACKAGE):
+        return None
+    return code_docname(path), qualname if qualname in _anchors(path) else None
 
 
 def _lookup(dotted):
@@ -63,68 +44,55 @@ def _lookup(dotted):
     return None
 
 
-def _target(obj):
-    """(annotated docname, anchor or None) for a module, function or class of the package."""
-    if isinstance(obj, type(importlib)):
-        module, qualname = obj, None
-    elif callable(obj) and hasattr(obj, "__qualname__") and hasattr(obj, "__module__"):
-        module, qualname = importlib.import_module(obj.__module__), obj.__qualname__
-    else:
-        return None
-    source = getattr(module, "__file__", None)
-    if not source or not Path(source).resolve().is_relative_to(PACKAGE):
-        return None
-    return code_docname(Path(source).resolve()), qualname
-
-
-def resolve_inline_code(text, aliases, unique_names):
-    """The (docname, anchor) an inline-code span of a notebook names, or None.
-
-    `F.attention(q, k, v)` -> functional.attention; `tt.nn.MultiHeadAttention`;
-    a name the notebook imported (`greedy`); a unique top-level name (`layer_norm_backward`).
-    """
+def resolve_inline_code(text, documented):
+    """The (docname, anchor) an inline-code span names, or None: `F.attention(q, k, v)`,
+    `tt.nn.MultiHeadAttention`, `data.make_batch` (a module of the package), or a function
+    or class the API documents once (`greedy`). Followed to where it is defined."""
     name = re.split(r"[\s(\[=]", text.strip(), maxsplit=1)[0]
     if not re.fullmatch(r"[A-Za-z]\w*(\.\w+)*", name):
         return None
     head, _, rest = name.partition(".")
-    candidates = []
-    if head in aliases:
-        candidates.append(aliases[head] + ("." + rest if rest else ""))
+    if head in ALIASES:
+        return _definition(ALIASES[head] + ("." + rest if rest else ""))
     if rest:
-        candidates.append("tinytransformer." + name)
-    elif name in unique_names:
-        candidates.append(unique_names[name])
-    for dotted in candidates:
-        target = _target(_lookup(dotted))
-        if target:
-            return target
+        return _definition("tinytransformer." + name)
+    # a bare name: the API may document one function under two modules (a re-export)
+    targets = {_definition(full) for full in documented if full.endswith("." + name)}
+    return targets.pop() if len(targets) == 1 else None
+
+
+def _definition(dotted):
+    """source_link of the module, class or function a dotted path names, where it is defined."""
+    obj = _lookup(dotted)
+    if isinstance(obj, type(importlib)):
+        return source_link(obj.__name__)
+    if callable(obj) and hasattr(obj, "__qualname__"):
+        return source_link(getattr(obj, "__module__", ""), obj.__qualname__)
     return None
 
 
 def notebooks_depend_on_the_package(app, doctree):
-    """A notebook's links follow the package: re-read it when any file of the package changes."""
+    """A notebook's links follow the package: read it again when a file of the package changes."""
     if app.env.docname.startswith("notebooks/") or app.env.docname == "index":
         for path in package_files():
             app.env.note_dependency(str(path))
 
 
-def link_notebook_code(app, doctree, docname):
+def link_inline_code(app, doctree, docname):
     if not docname.startswith("notebooks/") and docname != "index":
         return
-    source = Path(app.env.doc2path(docname))
-    aliases = _notebook_aliases(source) if source.suffix == ".ipynb" else DEFAULT_ALIASES
-    unique_names = _top_level_names()
+    documented = [name for name, entry in app.env.domains["py"].objects.items()
+                  if entry.objtype in ("function", "class", "exception")]
     for literal in list(doctree.findall(nodes.literal)):
         if isinstance(literal.parent, (nodes.reference, nodes.literal_block)):
             continue
-        target = resolve_inline_code(literal.astext(), aliases, unique_names)
-        if not target:
-            continue
-        target_doc, anchor = target
-        uri = app.builder.get_relative_uri(docname, target_doc) + (f"#{anchor}" if anchor else "")
-        reference = nodes.reference("", "", internal=True, refuri=uri, classes=["book-xref"])
-        literal.replace_self(reference)
-        reference += literal
+        target = resolve_inline_code(literal.astext(), documented)
+        if target:
+            target_doc, anchor = target
+            uri = app.builder.get_relative_uri(docname, target_doc) + (f"#{anchor}" if anchor else "")
+            reference = nodes.reference("", "", internal=True, refuri=uri, classes=["book-xref"])
+            literal.replace_self(reference)
+            reference += literal
 
 
 class NotebookSourcePaths(SphinxPostTransform):
@@ -146,14 +114,10 @@ class NotebookSourcePaths(SphinxPostTransform):
                 node.replace_self(nodes.reference("", "", *node.children, internal=True, refuri=uri))
 
 
-# ---- linkcode: API entries link to their annotated source ----------------------------
-
 def linkcode_resolve(domain, info):
-    """Used as conf.linkcode_resolve: the [source] link of an API entry, relative to api/."""
-    if domain != "py" or not info.get("module"):
+    """conf.linkcode_resolve: an API entry's [source] link, to its row of the annotated source
+    (none for data, which has no row of its own)."""
+    target = source_link(info["module"], info["fullname"]) if domain == "py" and info.get("module") else None
+    if not target or not target[1]:
         return None
-    target = _target(_lookup(f"{info['module']}.{info['fullname']}"))
-    if not target:
-        return None
-    docname, anchor = target
-    return "../" + docname + ".html" + (f"#{anchor}" if anchor else "")
+    return f"../{target[0]}.html#{target[1]}"

@@ -1,16 +1,18 @@
-"""Comments and docstrings as prose: plain text, never parsed as markup.
+"""Comments and docstrings as prose: plain text, never read as markup.
 
 The package's comments hold formulas in plain text (`dy_i/dx_j = y_i (delta_ij - y_j)`,
 `x * y`), which reStructuredText or Markdown would misread as emphasis or links.
 So the rules are few: blank lines separate paragraphs, indented lines keep their
 lines (a code example, or a derivation written one step a line), lines starting
-"- " are a list, and `backticks` mark inline code.
+"- " are a list, and `backticks` mark inline code. as_rst writes that as
+reStructuredText, for the annotated-source pages and autodoc's API pages alike.
 """
+import ast
 import re
 
-from docutils import nodes
-
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+_RST_SPECIAL = re.compile(r"([\\*|_`\[\]<>:])")
+_MARKUP_START = set("-+=#.(~^'\"0123456789")
 
 
 def _paragraphs(text):
@@ -29,7 +31,7 @@ def _is_indented(line):
     return line.startswith((" ", "\t"))
 
 
-def _pieces(text):
+def pieces(text):
     """(kind, lines) for each piece of the text: "example" for a run of indented lines
     (dedented), "list" for a paragraph of "- " items, "text" for the rest."""
     for block in _paragraphs(text):
@@ -63,53 +65,35 @@ def _list_items(block):
     return items
 
 
-def inline_nodes(text):
-    """Text with `code spans` as literal nodes."""
-    parts = _CODE_SPAN.split(text)
-    return [nodes.literal(part, part) if odd else nodes.Text(part)
-            for odd, part in ((i % 2 == 1, part) for i, part in enumerate(parts)) if part]
-
-
-def prose_nodes(text):
-    """Docutils nodes for a comment or docstring."""
-    result = []
-    for kind, lines in _pieces(text):
-        if kind == "example":
-            code = "\n".join(lines)
-            example = nodes.literal_block(code, code, language="python")
-            example["highlight_args"] = {"force": True}
-            result.append(example)
-        elif kind == "list":
-            bullets = nodes.bullet_list()
-            for item in _list_items(lines):
-                bullets += nodes.list_item("", nodes.paragraph("", "", *inline_nodes(item)))
-            result.append(bullets)
-        else:
-            joined = " ".join(line.strip() for line in lines)
-            result.append(nodes.paragraph("", "", *inline_nodes(joined)))
-    return result
-
-
-_RST_SPECIAL = re.compile(r"([\\*|_`\[\]<>:])")
-
-
 def _escape(text):
-    """reStructuredText that shows text as written, `code spans` as inline literals."""
+    """reStructuredText that shows text as written, `code spans` as inline literals (and a
+    first character that would start a list, a heading or a comment, escaped)."""
     parts = _CODE_SPAN.split(text)
-    return "".join(f"``{part}``" if i % 2 else _RST_SPECIAL.sub(r"\\\1", part)
-                   for i, part in enumerate(parts))
+    rst = "".join(f"``{part}``" if i % 2 else _RST_SPECIAL.sub(r"\\\1", part)
+                  for i, part in enumerate(parts))
+    return "\\" + rst if rst[:1] in _MARKUP_START else rst
 
 
-def rst_safe_docstring(lines):
-    """A docstring's lines (as autodoc hands them over) rewritten as reStructuredText that
-    renders them the way prose_nodes does."""
+def _language(lines):
+    """python for a run that is Python (a usage example, `y = x @ W + b`), else text: a
+    derivation's `->` or a map of files is not code to colour."""
+    try:
+        ast.parse("\n".join(lines))
+    except SyntaxError:
+        return "text"
+    return "python"
+
+
+def as_rst(lines):
+    """The lines of a comment or docstring as reStructuredText lines that show them as written:
+    an indented run as a literal block, one step a line."""
     out = []
-    for kind, piece in _pieces("\n".join(lines)):
+    for kind, piece in pieces("\n".join(lines)):
         if kind == "example":
-            out += ["::", ""] + ["    " + line for line in piece]
+            out += [f".. code-block:: {_language(piece)}", ""] + ["    " + line for line in piece]
         elif kind == "list":
             out += ["- " + _escape(item) for item in _list_items(piece)]
         else:
-            out.append(" ".join(_escape(line.strip()) for line in piece))
+            out.append(_escape(" ".join(line.strip() for line in piece)))
         out.append("")
     return out

@@ -3,7 +3,7 @@
     task.py        Task: what the loop asks of a task; Training: the loop's settings; the measures
     sequences.py   copy, reverse     for the encoder-decoder Transformer
     addition.py    addition          for GPT: a+b= and the sum, reversed
-    text.py        text              for GPT: the next character of a story
+    text.py        text              for GPT: the next token of a text, by characters or BPE
     masked_lm.py   mlm, classify     for BERT: masked-LM pretraining, then a [CLS] question
 
     task = make_task("reverse", seq_len=8)       # the task's dataclass, its other fields at their defaults

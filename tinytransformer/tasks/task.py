@@ -107,6 +107,10 @@ class Task:
         """A fresh model of the class the task trains, on config, its weights drawn from rng."""
         return self.model_class(config, rng=rng)
 
+    def held_out_measures(self, held_out_loss):
+        """Other measures of a held-out loss, by name, for the report and --json (text: per character)."""
+        return {}
+
 
 def exact_match(pred_ids, tgt_out):
     """Fraction of rows whose prediction is right at every position up to and including EOS.

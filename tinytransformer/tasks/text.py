@@ -1,97 +1,173 @@
-"""A character-level language model's task: "The Lighthouse Keeper's Year" (texts/the_lighthouse.txt).
+"""The text task: a GPT learns to predict the next token of a text, by characters or by BPE tokens.
 
-The text was written for this project and is released under its MIT licence,
-so it ships inside the package (package data) and reads the same under every
-Python version. It is 6,110 characters of plain ASCII English prose.
+Two texts (`load_text`):
+- "story": "The Lighthouse Keeper's Year" (texts/the_lighthouse.txt), written for this
+  project and released under its MIT licence: 6,110 characters of plain ASCII
+  English prose, shipped inside the package, the same bytes under every Python.
+- "python-docs": Python's language reference as `help()` shows it
+  (pydoc_data.topics, part of every Python install; the PSF's, read where it is
+  installed, none of it shipped here): about 465,000 characters of English prose
+  with code in it. It is regenerated for each Python release, so it differs a
+  little from one Python version to the next, and so do the numbers trained on it.
 
-Tokens: PAD, BOS, EOS = 0, 1, 2 (vocabulary.py), then the text's distinct
-characters in sorted order from 3. The first 90% of the text is for training
-and the last 10% is held out: never trained on, it measures how well the
-model predicts text it has not seen (held-out loss).
+The first 90% of the text is for training and the last 10% is held out: never
+trained on, it measures how well the model predicts text it has not seen. The
+tokenizer (tokenizer/) is "char" (the text's distinct characters) or "bpe"
+(byte-level BPE of vocab_size ids, trained on the training part only). Model
+ids: PAD, BOS, EOS = 0, 1, 2 (vocabulary.py), then the tokenizer's ids from 3.
+
+Losses per token do not compare across tokenizers (a BPE token holds several
+characters); nats per character do: the held-out loss summed over the
+held-out targets, divided by the characters they spell.
 """
 import dataclasses
+import platform
 from importlib import resources
 
 import numpy as np
 
 from .. import nn
 from ..decode import generate_text
+from ..tokenizer import BPE, CharTokenizer
 from ..vocabulary import N_SPECIAL, LMBatch
 from .task import GPT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
+TEXTS = ("story", "python-docs")
+TOKENIZERS = ("char", "bpe")
+BPE_VOCAB_SIZE = 512                # the default of tokenizer="bpe": 256 bytes and 256 merges
 
 
-def load_text():
-    """The whole text as a str."""
-    return (resources.files("tinytransformer") / "texts" / TEXT_FILE).read_text(encoding="ascii")
+def load_text(name="story"):
+    """The text called name ("story" or "python-docs") as a str."""
+    if name == "story":
+        return (resources.files("tinytransformer") / "texts" / TEXT_FILE).read_text(encoding="ascii")
+    if name == "python-docs":
+        from pydoc_data.topics import topics
+        return "".join(topics[topic] for topic in sorted(topics))
+    raise ValueError(f"load_text: name must be one of {TEXTS}, got {name!r}")
 
 
-class CharCorpus:
-    """The text as token ids, split into a training part and a held-out part (its last held_out share)."""
+def describe_text(name):
+    """Where the text comes from, in a few words."""
+    if name == "python-docs":
+        return f"Python {platform.python_version()}'s language reference (pydoc_data.topics)"
+    return "the story"
 
-    def __init__(self, text=None, held_out=0.1):
+
+class TextCorpus:
+    """A text as model ids: a training part (the first 1 - held_out of its characters) and a held-out part.
+
+    tokenizer: "char" (the whole text's characters: an id for every character the
+    held-out part holds) or "bpe" (merges learned from the training part only).
+    """
+
+    def __init__(self, text=None, held_out=0.1, tokenizer="char", vocab_size=None):
         self.text = load_text() if text is None else text
         if not 0 < held_out < 1:
-            raise ValueError(f"CharCorpus: held_out must be a share between 0 and 1, got {held_out}")
-        self.alphabet = "".join(sorted(set(self.text)))
-        self.index = {c: N_SPECIAL + i for i, c in enumerate(self.alphabet)}
-        ids = self.encode(self.text)
-        cut = int(round(len(ids) * (1 - held_out)))
-        self.train_ids, self.held_out_ids = ids[:cut], ids[cut:]
+            raise ValueError(f"TextCorpus: held_out must be a share between 0 and 1, got {held_out}")
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"TextCorpus: tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+        if tokenizer == "char" and vocab_size is not None:
+            raise ValueError(f"TextCorpus: vocab_size is for tokenizer='bpe' (a character vocabulary is the "
+                             f"text's characters), got vocab_size={vocab_size}")
+        cut = int(round(len(self.text) * (1 - held_out)))
+        train_text, held_out_text = self.text[:cut], self.text[cut:]
+        self.tokenizer = CharTokenizer.train(self.text) if tokenizer == "char" else \
+            BPE.train(train_text, BPE_VOCAB_SIZE if vocab_size is None else vocab_size)
+        self.train_ids, self.held_out_ids = self.encode(train_text), self.encode(held_out_text)
 
     @property
     def vocab_size(self):
-        return N_SPECIAL + len(self.alphabet)
+        return N_SPECIAL + self.tokenizer.vocab_size
 
     def encode(self, text):
-        unknown = sorted(set(text) - set(self.index))
-        if unknown:
-            raise ValueError(f"CharCorpus.encode: characters not in the text's alphabet: {unknown}")
-        return np.array([self.index[c] for c in text], dtype=np.int64)
+        return np.array(self.tokenizer.encode(text), dtype=np.int64) + N_SPECIAL
 
     def decode(self, ids):
         """Ids back to text; special tokens are left out."""
-        return "".join(self.alphabet[i - N_SPECIAL] for i in np.asarray(ids).ravel() if i >= N_SPECIAL)
+        return self.tokenizer.decode([int(i) - N_SPECIAL for i in np.asarray(ids).ravel() if i >= N_SPECIAL])
+
+    def characters(self, ids):
+        """How many characters the ids spell: a character counts where its first byte is
+        (a BPE token can hold part of a character's bytes)."""
+        data = b"".join(self.tokenizer.vocab[int(i) - N_SPECIAL] for i in np.asarray(ids).ravel())
+        return sum(1 for byte in data if byte & 0xC0 != 0x80)      # 10xxxxxx continues a character
 
     def training_batch(self, batch_size, seq_len, rng):
-        """batch_size windows of seq_len characters from random places of the training part,
-        each with the next character as its targets."""
+        """batch_size windows of seq_len tokens from random places of the training part,
+        each with the next token as its targets."""
         starts = rng.integers(0, len(self.train_ids) - seq_len, size=batch_size)    # (B,)
         window = self.train_ids[starts[:, None] + np.arange(seq_len + 1)]           # (B, seq_len + 1)
         return LMBatch(window[:, :-1], window[:, 1:])
 
     def held_out_batch(self, seq_len):
         """The held-out part cut into consecutive windows of seq_len (the remainder left out):
-        every held-out character but the first few is predicted exactly once."""
+        every held-out token but the first few is predicted exactly once."""
         n = (len(self.held_out_ids) - 1) // seq_len
         window = self.held_out_ids[np.arange(n)[:, None] * seq_len + np.arange(seq_len + 1)]   # (n, seq_len + 1)
         return LMBatch(window[:, :-1], window[:, 1:])
 
 
+class CharCorpus(TextCorpus):
+    """A TextCorpus with characters as tokens: id N_SPECIAL + i is alphabet[i]."""
+
+    def __init__(self, text=None, held_out=0.1):
+        super().__init__(text, held_out, tokenizer="char")
+
+    @property
+    def alphabet(self):
+        return self.tokenizer.alphabet
+
+
 @dataclasses.dataclass
 class TextTask(Task):
-    """Next-character prediction on a CharCorpus for GPT; evaluated by the held-out loss."""
-    seq_len: int = 32                       # characters of context
-    corpus: CharCorpus | None = None        # None: the package's text
+    """Next-token prediction on a text for GPT, by characters or BPE tokens; evaluated by the held-out loss."""
+    seq_len: int = 32                       # tokens of context
+    text_name: str = "story"                # "story" or "python-docs" (load_text)
+    tokenizer: str = "char"                 # "char" or "bpe"
+    vocab_size: int | None = None           # bpe: 256 bytes + merges (None: BPE_VOCAB_SIZE); char: None
+    corpus: TextCorpus | None = None        # a corpus of your own, instead of text_name, tokenizer and vocab_size
 
     name, model_class, model_style, exact = "text", nn.GPT, GPT_STYLE, False
-    # in a 600-step run the held-out loss was lowest at step 300 and rose after it: the 5,500
-    # training characters are overfitted (README, "Train")
+    # in a 600-step run on the story the held-out loss was lowest at step 300 and rose after it: the
+    # 5,500 training characters are overfitted (README, "Train")
     training = Training(steps=300, batch_size=32, target_accuracy=None)
 
     def __post_init__(self):
         if self.corpus is None:
-            self.corpus = CharCorpus()
-        # the held-out part must hold at least one window and its next character
+            if self.text_name not in TEXTS:
+                raise ValueError(f"text: text_name must be one of {TEXTS}, got {self.text_name!r}")
+            self.corpus = TextCorpus(load_text(self.text_name), tokenizer=self.tokenizer, vocab_size=self.vocab_size)
+        elif (self.text_name, self.tokenizer, self.vocab_size) != ("story", "char", None):
+            raise ValueError("text: give either a corpus or text_name, tokenizer and vocab_size, not both")
+        # the held-out part must hold at least one window and its next token
         check_option(self, "seq_len", 1, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
         self.eval_set = self.corpus.held_out_batch(self.seq_len)
+        self.eval_characters = self.corpus.characters(self.eval_set.targets)
+
+    @property
+    def characters_per_token(self):
+        """Characters per held-out target token: 1 for characters, about 2 to 3 for BPE."""
+        return self.eval_characters / self.eval_set.targets.size
+
+    def nats_per_character(self, loss_per_token):
+        """A held-out loss per token as nats per character: the total over the held-out targets,
+        divided by the characters they spell. It compares models with different tokenizers."""
+        return loss_per_token / self.characters_per_token
+
+    def held_out_measures(self, held_out_loss):
+        return {"held_out_nats_per_character": self.nats_per_character(held_out_loss),
+                "characters_per_token": self.characters_per_token}
 
     def room(self):
         return dict(vocab_size=self.corpus.vocab_size, max_len=self.seq_len)
 
     def describe(self):
-        return f"{len(self.corpus.text)} characters, {self.seq_len} of context"
+        tokens = "characters as tokens" if isinstance(self.corpus.tokenizer, CharTokenizer) else \
+            f"BPE of {self.corpus.tokenizer.vocab_size} tokens ({self.characters_per_token:.2f} characters per token)"
+        return f"{len(self.corpus.text):,} characters of {describe_text(self.text_name)}, {tokens}, " \
+               f"{self.seq_len} tokens of context"
 
     def batch(self, batch_size, rng):
         return self.corpus.training_batch(batch_size, self.seq_len, rng)
@@ -101,15 +177,16 @@ class TextTask(Task):
     def evaluate(self, model):
         return held_out_loss(model, *self.eval_set)
 
-    def show(self, model, n=3, seed=0):
-        """n samples of 200 characters after the start of the held-out part (temperature 0.8)."""
+    def show(self, model, n=3, seed=0, n_chars=200):
+        """n samples of about n_chars characters after the start of the held-out part (temperature 0.8)."""
         start = self.corpus.decode(self.corpus.held_out_ids[:min(16, self.seq_len // 2)])
+        n_tokens = int(np.ceil(n_chars / self.characters_per_token))
         lines = [f"generated after {start!r} (temperature 0.8):"]
         for i in range(n):
-            lines += [generate_text(model, self.corpus, start, 200, rng=seed + i), ""]
+            lines += [generate_text(model, self.corpus, start, n_tokens, rng=seed + i), ""]
         return lines
 
     def plot_example(self):
         ids = self.eval_set.ids[:1, :32]                                      # (1, up to 32)
-        names = list(self.corpus.decode(ids[0]))
+        names = [self.corpus.tokenizer.token_text(int(i) - N_SPECIAL) for i in ids[0]]
         return (ids,), names, names

@@ -1,0 +1,161 @@
+"""How fast the tokenizers are: BPE training to 1024 tokens on 200 KB of text, and encoding speed.
+
+    python benchmarks/tokenizer.py [--kb 200] [--vocab-size 1024] [--repeats 5] [--naive-without-pre-split]
+
+Prints, each as the median of --repeats runs (the naive trainer runs once):
+- training, incremental (what BPE.train does) against naive (recount every pair after every merge:
+  tokenizer.learn_merges_naive), with GPT-2's pre-split and without it; the merges must be equal;
+- encoding: a fresh tokenizer (empty cache), the same text again (every chunk cached), and no cache at
+  all (every chunk merged again, also the repeated ones), on the training text and on held-out text;
+- Hugging Face `tokenizers` (Rust) trained on the same text with the same vocabulary size, if installed:
+  its training and encoding speed, and bytes per token of both on the training and the held-out text.
+
+The text is Python's own documentation of the language (pydoc_data.topics, in every Python install):
+its first --kb kilobytes (topics in sorted order) to train on, the next --kb to hold out. It differs
+from one Python version to the next, so the version is printed with the results.
+Targets: training under 10 s, encoding at least 200 KB/s, on a 2-core machine.
+"""
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import pydoc_data.topics
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, learn_merges, learn_merges_naive  # noqa: E402
+from tinytransformer.tokenizer.bpe import chunk_counts  # noqa: E402
+from tinytransformer.tokenizer.incremental import apply_merges  # noqa: E402
+from tinytransformer.tokenizer.split import compile_pattern, split_text  # noqa: E402
+
+
+def corpus(kb):
+    """The first kb kilobytes of the topics (UTF-8, cut at a character), and the next kb."""
+    data = "".join(pydoc_data.topics.topics[name] for name in sorted(pydoc_data.topics.topics)).encode("utf-8")
+    n = kb * 1000
+    if len(data) < 2 * n:
+        raise SystemExit(f"tokenizer benchmark: the topics have {len(data)} bytes, fewer than 2 x {n}")
+    return data[:n].decode("utf-8", errors="ignore"), data[n:2 * n].decode("utf-8", errors="ignore")
+
+
+def seconds(fn, repeats):
+    """(median seconds of fn() over repeats calls, the last result)."""
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def training(text, vocab_size, repeats, naive_without_pre_split):
+    n_merges = vocab_size - 256
+    print(f"training to {vocab_size} tokens ({n_merges} merges):")
+    print(f"  {'pre-split':<22}{'algorithm':<14}{'seconds':>9}   same merges")
+    for pattern, name in ((SPLIT_PATTERN, "GPT-2's"), (None, "none")):
+        counts = chunk_counts(text, compile_pattern(pattern, "benchmark"))
+        chunks, weights = list(counts), list(counts.values())
+        fast, merges = seconds(lambda: learn_merges(chunks, weights, n_merges), repeats)
+        whole, _ = seconds(lambda: BPE.train(text, vocab_size, pattern=pattern), repeats)
+        print(f"  {name:<22}{'incremental':<14}{fast:>9.3f}   (BPE.train end to end, splitting too: {whole:.3f} s)")
+        if pattern is None and not naive_without_pre_split:
+            print(f"  {name:<22}{'naive':<14}{'skipped':>9}   (--naive-without-pre-split: minutes)")
+            continue
+        slow, naive = seconds(lambda: learn_merges_naive(chunks, weights, n_merges), 1)
+        print(f"  {name:<22}{'naive':<14}{slow:>9.3f}   {naive == merges}   ({slow / fast:.0f}x the incremental)")
+
+
+def encoding(text, held_out, vocab_size, repeats):
+    tok = BPE.train(text, vocab_size)
+    kb = len(text.encode("utf-8")) / 1000
+    print(f"\nencoding with {tok} ({kb:.0f} KB each):")
+    for name, part in (("training text", text), ("held-out text", held_out)):
+        fresh, _ = seconds(lambda: BPE(list(tok.merges)).encode(part), repeats)
+        tok.encode(part)
+        warm, _ = seconds(lambda: tok.encode(part), repeats)
+        compiled = compile_pattern(SPLIT_PATTERN, "benchmark")
+        uncached, _ = seconds(lambda: apply_merges([c.encode("utf-8") for c in split_text(part, compiled)],
+                                                   tok.merges), repeats)
+        chunks = split_text(part, compiled)
+        print(f"  {name}: {len(chunks)} chunks, {len(set(chunks))} distinct")
+        for label, s in (("fresh tokenizer (cache empty)", fresh), ("again (every chunk cached)", warm),
+                         ("no cache (repeated chunks merged again)", uncached)):
+            print(f"    {label:<42}{s:>7.3f} s  {kb / s:>8.0f} KB/s")
+    return tok
+
+
+def hugging_face(text, held_out, vocab_size, repeats, tok):
+    try:
+        import tokenizers
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    except ImportError:
+        print("\nHugging Face tokenizers is not installed (pip install tokenizers): comparison skipped")
+        return
+
+    def train():
+        hf = Tokenizer(models.BPE())
+        hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)     # GPT-2's regex, then bytes
+        hf.decoder = decoders.ByteLevel()
+        hf.train_from_iterator([text], trainers.BpeTrainer(
+            vocab_size=vocab_size, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        return hf
+
+    train_s, hf = seconds(train, repeats)
+    threads = os.environ.get("RAYON_NUM_THREADS", "all cores")
+    print(f"\nHugging Face tokenizers {tokenizers.__version__} (Rust; threads: {threads}), "
+          f"vocabulary {hf.get_vocab_size()}:")
+    print(f"  training {train_s:.3f} s, against {seconds(lambda: BPE.train(text, vocab_size), repeats)[0]:.3f} s here")
+    kb = len(text.encode("utf-8")) / 1000
+    hf_encode, _ = seconds(lambda: hf.encode(text).ids, repeats)
+    fresh, _ = seconds(lambda: BPE(list(tok.merges)).encode(text), repeats)
+    print(f"  encoding the training text: {kb / hf_encode:.0f} KB/s, against {kb / fresh:.0f} KB/s here "
+          f"(fresh tokenizer)")
+    ours_tokens = {tok.vocab[i] for i in range(256, tok.vocab_size)}
+    theirs_tokens = {gpt2_bytes(token) for token, i in hf.get_vocab().items()} - {bytes([b]) for b in range(256)}
+    print(f"  learned tokens in both vocabularies: {len(ours_tokens & theirs_tokens)} of {len(ours_tokens)}")
+    print(f"  {'bytes per token':<22}{'tinytransformer':>16}{'Hugging Face':>14}")
+    for name, part in (("training text", text), ("held-out text", held_out)):
+        n_bytes = len(part.encode("utf-8"))
+        ours, theirs = len(tok.encode(part)), len(hf.encode(part).ids)
+        assert hf.decode(hf.encode(part).ids) == part and tok.decode(tok.encode(part)) == part
+        print(f"  {name:<22}{n_bytes / ours:>16.3f}{n_bytes / theirs:>14.3f}")
+
+
+def gpt2_bytes(token):
+    """The bytes of a byte-level token as GPT-2 writes it: each byte one printable character (bytes that
+    print as themselves keep their character; the others take 256, 257, ... in order)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    others = [b for b in range(256) if b not in printable]
+    char_to_byte = {chr(b): b for b in printable} | {chr(256 + n): b for n, b in enumerate(others)}
+    return bytes(char_to_byte[c] for c in token)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kb", type=int, default=200, help="kilobytes to train on (and as many held out)")
+    parser.add_argument("--vocab-size", type=int, default=1024)
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each measurement (the median is printed)")
+    parser.add_argument("--naive-without-pre-split", action="store_true",
+                        help="also time the naive trainer on the text as one chunk (takes minutes)")
+    args = parser.parse_args()
+    print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores; "
+          f"load average {load()} at the start")
+    text, held_out = corpus(args.kb)
+    print(f"text: pydoc_data.topics, {len(text.encode('utf-8'))} bytes to train on, "
+          f"{len(held_out.encode('utf-8'))} held out\n")
+    training(text, args.vocab_size, args.repeats, args.naive_without_pre_split)
+    tok = encoding(text, held_out, args.vocab_size, args.repeats)
+    hugging_face(text, held_out, args.vocab_size, args.repeats, tok)
+    print(f"\nload average {load()} at the end")
+
+
+if __name__ == "__main__":
+    main()

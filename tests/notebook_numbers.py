@@ -1,0 +1,62 @@
+"""The numbers a notebook's prose writes that no output of it prints: each with its source.
+
+The rule (tests/test_notebooks.py checks it for every notebook): a number in a
+markdown cell must be printed by one of the notebook's outputs, with the value
+as printed, or written in its code, or be an integer from 0 to 10, or a
+reference ("notebook 12", "section 5.3", "Table 1"), or be listed here under
+the notebook's two-digit number with where it comes from: the paper, a course
+document, or arithmetic the prose does itself. Never list a number that an
+output gives: print it and quote it as printed (timings change on every run,
+so quote none; print the ratio or the verdict the prose relies on).
+
+Keys are the numbers as the prose writes them ("100,000", "1e-6" for
+$10^{-6}$); a listed number the prose no longer writes fails the check too.
+"""
+# "the paper" is Vaswani et al. (2017), "Attention Is All You Need".
+SOURCED = {
+    "01": {
+        "1964": "Nadaraya (1964) and Watson (1964), the two papers that introduced kernel regression",
+    },
+    "03": {
+        "1e-13": "the prose's estimate of the truncation error at the step 1e-6: (1e-6)**2 |f'''| / 6, |f'''| about 1",
+    },
+    "04": {
+        "2.5": "PyTorch 2.5's release notes: scaled_dot_product_attention returns zeros for a fully masked row",
+    },
+    "05": {
+        "250": "the exercise's own example: distances of 50 and 250 positions",
+    },
+    "07": {
+        "4000": "the paper, section 5.3: warmup_steps = 4000",
+        "100,000": "the paper, section 5.2: the base models trained for 100,000 steps (12 hours on 8 P100 GPUs)",
+        "25000": "the paper, section 5.1: batches of about 25000 source and 25000 target tokens",
+        "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
+        "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
+        "13": "the classroom model's vocabulary: 10 symbols and PAD, BOS, EOS",
+    },
+    "08": {
+        "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
+        "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
+        "2015": "Kingma and Ba (2015), 'Adam: A Method for Stochastic Optimization'",
+    },
+    "10": {
+        "50": "the exercise's own example: sentences of about 50 tokens",
+        "10,000": "the exercise's own example: a document of 10,000 tokens",
+        "20": "the solution's arithmetic: n / d = 10,000 / 512",
+        "1.5": "arithmetic of the prose: a convolution's k n d^2 over the recurrent layer's 2 n d^2 at k = 3",
+    },
+    "11": {
+        "3000": "the command line's default step budget for train --task addition (its --help)",
+    },
+    "12": {
+        "2.079": "arithmetic of the prose: ln 8, the loss of a uniform guess over 8 symbols",
+        "15": "BERT (Devlin et al., 2019), section 3.1: 15% of the token positions are chosen",
+        "8.75": "arithmetic of the prose: 0.1 * 7/8, the random replacements that change the token",
+    },
+    "13": {
+        "90": "the text task's split (tasks/text.py, held_out=0.1): the first 90% of the characters to train on",
+        "100,000": "the code of the cell below it: train_text[:100_000]",
+        "37,000": "the paper, section 5.1: English-German, byte-pair encoding, a shared vocabulary of about 37000 tokens",
+        "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",
+    },
+}

@@ -1,0 +1,253 @@
+"""The student edition: built from the library, graded by the library's grader, whole again with the
+library's backward passes put back."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer import edition, grader, ops
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = [path for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+             if f"notebooks/{path.name}" not in edition.LEFT_OUT]
+ALL_OPS = [name for name in grader.op_names() if name != grader.TAPE]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """An edition with every op blank (the default), and the stubs build_edition reports."""
+    target = tmp_path_factory.mktemp("editions") / "blank"
+    return target, edition.build_edition(target)
+
+
+@pytest.fixture
+def blank(built):
+    return built[0]
+
+
+def cli(folder, *args):
+    """python -m tinytransformer ARGS, run in folder with folder's package first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(folder), "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "tinytransformer", *args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def restore(folder, *paths):
+    """Put the library's own files back into an edition: the reference filled back in."""
+    for path in paths:
+        shutil.copy(REPO / path, folder / path)
+
+
+def test_the_edition_is_the_project_with_its_layout(blank):
+    for path in ("pyproject.toml", "README.md", "tinytransformer/__main__.py", "tinytransformer/nn/model.py",
+                 "notebooks/execute.py", "tests/conftest.py", "docs/conf.py"):
+        assert (blank / path).is_file(), path
+    for path in edition.LEFT_OUT:
+        assert not (blank / path).exists(), path
+    assert not (blank / ".ci").exists() and not list(blank.rglob("__pycache__"))
+    assert (blank / "tinytransformer/nn/model.py").read_bytes() == (REPO / "tinytransformer/nn/model.py").read_bytes()
+    assert (blank / "pyproject.toml").read_bytes() == (REPO / "pyproject.toml").read_bytes()
+
+
+def test_every_blank_op_is_not_written_yet_and_the_grader_exits_1_without_a_traceback(built):
+    blank, stubs = built
+    done = cli(blank, "gradcheck")
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr and not done.stderr
+    rows = [line.split(None, 2) for line in done.stdout.splitlines()
+            if line.split()[:1] and line.split()[0] in grader.op_names()]
+    assert [row[0] for row in rows if "not written yet" in row[2]] == ALL_OPS
+    assert [function for function, _ in stubs] == [f"{op}_backward" for op in ALL_OPS]
+    for function, place in stubs:
+        path, line = place.split(":")
+        assert (blank / path).read_text().splitlines()[int(line) - 1].startswith(f"def {function}(")
+        assert f"write {function} first: {place}" in done.stdout
+    assert done.stdout.rstrip().endswith("1 of 26 pass; not written yet: " + ", ".join(ALL_OPS))
+
+
+def test_the_readme_lists_every_stub_and_keeps_the_projects_readme(blank):
+    readme = (blank / "README.md").read_text()
+    assert readme.startswith("# tinytransformer: student edition")
+    for op in ALL_OPS:
+        assert f"| `{op}_backward` | `tinytransformer/ops/" in readme
+    assert readme.endswith((REPO / "README.md").read_text())
+
+
+def test_the_reference_filled_back_in_passes(tmp_path):
+    target = tmp_path / "edition"
+    edition.build_edition(target, tape=True)
+    restore(target, *sorted({p.as_posix() for p in edition.op_files().values()}), "tinytransformer/tensor.py")
+    done = cli(target, "gradcheck")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("26 of 26 pass")
+
+
+def test_ops_blanks_only_those(tmp_path):
+    target = tmp_path / "week"
+    stubs = edition.build_edition(target, ops=["softmax", "layer_norm"])
+    assert [function for function, _ in stubs] == ["softmax_backward", "layer_norm_backward"]
+    for path in sorted(set(edition.op_files().values()) | {Path("tinytransformer/tensor.py")}):
+        same = (target / path).read_text() == (REPO / path).read_text()
+        assert same == (path.name not in ("softmax.py", "layernorm.py")), path
+    done = cli(target, "gradcheck")
+    assert done.returncode == 1
+    # the library's attention backward calls softmax_backward, so it waits for it, and says so
+    assert done.stdout.rstrip().endswith("23 of 26 pass; not written yet: softmax, layer_norm, attention")
+    attention = next(line for line in done.stdout.splitlines() if line.startswith("attention "))
+    assert attention.endswith("write softmax_backward first: tinytransformer/ops/softmax.py:28")
+    assert "def log_softmax_backward(dout, cache):\n    out, axis = cache\n    # y_i" in (
+        target / "tinytransformer/ops/softmax.py").read_text()
+
+
+def test_tape_blanks_the_replay_too(tmp_path):
+    target = tmp_path / "hard"
+    stubs = edition.build_edition(target, ops=["relu"], tape=True)
+    assert stubs[-1][0] == "Tape.backward"
+    done = cli(target, "gradcheck", "--op", "relu,tape")
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("0 of 2 pass; not written yet: relu, tape")
+
+
+@pytest.mark.parametrize("ops, message", [
+    (["softmax", "sofmax"], "no op named sofmax; the ops are: "),
+    ([], "no op named (none given); the ops are: "),
+])
+def test_an_unknown_op_is_refused_with_the_list_and_nothing_is_written(tmp_path, ops, message):
+    with pytest.raises(edition.EditionError) as error:
+        edition.build_edition(tmp_path / "x", ops=ops)
+    assert str(error.value).startswith(message) and all(op in str(error.value) for op in ALL_OPS)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_that_is_not_empty_is_refused_and_left_alone(tmp_path):
+    (tmp_path / "mine.txt").write_text("a student's work")
+    with pytest.raises(edition.EditionError, match=r"exists and is not an empty folder; .* \(nothing was written\)"):
+        edition.build_edition(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["mine.txt"]
+    with pytest.raises(edition.EditionError, match="is not an empty folder"):
+        edition.build_edition(tmp_path / "mine.txt")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    edition.build_edition(empty, ops=["exp"])                # an empty folder is fine
+    assert (empty / "pyproject.toml").is_file()
+
+
+def test_the_command_refuses_bad_input_in_one_line(tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "work.py").write_text("")
+    for args in (["assignment", str(tmp_path / "full")], ["assignment", str(tmp_path / "new"), "--ops", "sofmax"]):
+        done = cli(REPO, *args)
+        assert done.returncode == 2 and done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
+        assert done.stderr.startswith("python -m tinytransformer assignment: ")
+    assert not (tmp_path / "new").exists()
+
+
+def test_the_command_writes_an_edition_and_says_what_to_write(tmp_path):
+    done = cli(REPO, "assignment", str(tmp_path / "class"), "--ops", "softmax")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == [f"wrote a student edition to {tmp_path / 'class'}: 1 function to write",
+                                            "  softmax_backward         tinytransformer/ops/softmax.py:28"]
+
+
+# The notebooks of the edition
+
+def cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def tags(cell):
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_the_edition_notebooks_hold_no_solution_and_keep_every_other_output(blank, path):
+    library, student = cells(path), cells(blank / "notebooks" / path.name)
+    first_solution = min(i for i, cell in enumerate(library) if "solution" in tags(cell))
+    assert not any("solution" in tags(cell) for cell in student)
+    assert student[-1]["source"][0] == "## Solutions\n" and "Not in this edition" in "".join(student[-1]["source"])
+    kept = student[:-1]
+    assert [c["source"] for c in kept] == [c["source"] for c in library[:len(kept)]]
+    assert len(kept) in (first_solution, first_solution - 1)            # the "## Solutions" heading goes too
+    for theirs, ours in zip(library, kept):
+        if tags(theirs) & {"exercise", "check"}:
+            assert ours["outputs"] == [] and ours["execution_count"] is None
+        else:
+            assert ours == theirs
+
+
+def execute(path, library):
+    """Run a notebook top to bottom with library's package first on the path; every cell runs, errors or not."""
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                                     resources={"metadata": {"path": str(path.parent)}})
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(library)                  # the kernel inherits it
+    try:
+        client.execute()
+    finally:
+        os.environ.pop("PYTHONPATH") if saved is None else os.environ.__setitem__("PYTHONPATH", saved)
+    return nb
+
+
+def check_cells_fail_cleanly(nb):
+    for cell in (c for c in nb.cells if "check" in tags(c)):
+        text = "".join(out.get("text", "") for out in cell.outputs)
+        assert not [out for out in cell.outputs if out.output_type == "error"], cell.source
+        assert "not done yet" in text and "correct" not in text, text
+
+
+def test_the_check_cells_fail_cleanly_on_empty_exercises_with_every_backward_blank(blank):
+    """Notebook 03 (a backward pass as its exercise) run on the blank edition's own library."""
+    check_cells_fail_cleanly(execute(blank / "notebooks" / "03_every_op.ipynb", blank))
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_edition_notebook_runs_and_its_checks_say_not_done_yet(blank, path):
+    """With the library's backward passes (a student who has written them all), no cell fails."""
+    nb = execute(blank / "notebooks" / path.name, REPO)
+    assert not [out for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
+                if out.output_type == "error"]
+    check_cells_fail_cleanly(nb)
+
+
+
+# Training on the student's gradients
+
+@pytest.mark.parametrize("task, first", [("reverse", "cross_entropy_backward"), ("addition", "cross_entropy_backward"),
+                                         ("mlm", "cross_entropy_backward")])
+def test_train_with_a_blank_backward_stops_before_the_first_step_with_one_line(built, task, first):
+    blank, stubs = built
+    done = cli(blank, "train", "--task", task, "--steps", "5")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines() == [f"python -m tinytransformer train: write {first} first: {dict(stubs)[first]}"]
+    assert "step" not in done.stdout.split("\n", 1)[1]                  # nothing after the header: no step taken
+
+
+def test_train_names_the_op_the_model_waits_for(tmp_path):
+    target = tmp_path / "week3"
+    edition.build_edition(target, ops=["softmax"])
+    done = cli(target, "train", "--task", "reverse", "--steps", "5")
+    assert done.stderr.splitlines() == ["python -m tinytransformer train: write softmax_backward first: "
+                                        "tinytransformer/ops/softmax.py:28"]
+
+
+def layer_norm_stub(dout, cache):
+    raise NotImplementedError("write layer_norm_backward first: tinytransformer/ops/layernorm.py:31")
+
+
+def test_a_blank_backward_stops_training_before_any_update(monkeypatch):
+    task = tt.tasks.make_task("reverse")
+    model = task.new_model(task.config(d_model=16, n_heads=2, d_ff=16), np.random.default_rng(0))
+    before = [p.data.copy() for p in model.parameters()]
+    monkeypatch.setattr(ops, "layer_norm_backward", layer_norm_stub)
+    with pytest.raises(NotImplementedError, match="write layer_norm_backward first"):
+        tt.train.train(None, task, model=model, steps=3, progress=False)
+    assert all(np.array_equal(p.data, b) for p, b in zip(model.parameters(), before))

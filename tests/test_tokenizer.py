@@ -1,0 +1,404 @@
+"""The tokenizers: round trips of any text, BPE's merges against a plain reference, the tie rule,
+pre-splitting, special tokens, saved files, and a clear error for every bad input."""
+import json
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, CharTokenizer, learn_merges, learn_merges_naive
+from tinytransformer.tokenizer import bpe as bpe_module
+from tinytransformer.tokenizer.split import compile_pattern, split_text
+
+PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None)
+
+STORY = ("The keeper climbed the tower at dusk, and the keeper's boy climbed after him. "
+         "The lamp was lit at dusk; the lamp was out at dawn. The keeper wrote it down: "
+         "lamp lit, lamp out, the sea calm, the sea rough, the sea calm again. ") * 3
+# a few letters, spaces and punctuation: small texts with many repeated pairs, ties and runs ("aaa")
+small_texts = st.text(alphabet="ab c.\né", min_size=0, max_size=40)
+# any Unicode text (Hypothesis leaves out lone surrogates, which are no characters)
+any_text = st.text(max_size=60)
+
+
+def reference_merges(text, n_merges, pattern=SPLIT_PATTERN):
+    """BPE as the textbook says, written independently of the library: every merge recounts all pairs
+    of all chunks; the most frequent pair wins, ties to the smaller (a, b)."""
+    compiled = re.compile(pattern, re.VERBOSE) if pattern else None
+    chunks = Counter(tuple(chunk.encode("utf-8")) for chunk in split_text(text, compiled))
+    merges = []
+    for new_id in range(256, 256 + n_merges):
+        pairs = Counter()
+        for chunk, n in chunks.items():
+            for pair in zip(chunk, chunk[1:]):
+                pairs[pair] += n
+        if not pairs:
+            break
+        best = max(pairs.values())
+        pair = sorted(p for p in pairs if pairs[p] == best)[0]
+        merges.append(pair)
+        chunks = Counter({replace(chunk, pair, new_id): n for chunk, n in chunks.items()})
+    return merges
+
+
+def replace(chunk, pair, new_id):
+    """chunk (a tuple of ids) with each pair, read left to right, made new_id."""
+    out, i = [], 0
+    while i < len(chunk):
+        if chunk[i:i + 2] == pair:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(chunk[i])
+            i += 1
+    return tuple(out)
+
+
+def reference_encode(text, merges, pattern=SPLIT_PATTERN):
+    """Apply every merge in the order learned, each over the whole chunk, left to right."""
+    compiled = re.compile(pattern, re.VERBOSE) if pattern else None
+    ids = []
+    for chunk in split_text(text, compiled):
+        tokens = tuple(chunk.encode("utf-8"))
+        for rank, pair in enumerate(merges):
+            tokens = replace(tokens, pair, 256 + rank)
+        ids += tokens
+    return ids
+
+
+# ---------------------------------------------------------------------------
+# Round trips
+
+@pytest.fixture(scope="module")
+def story_bpe():
+    return BPE.train(STORY, vocab_size=300)
+
+
+@PROPERTY
+@given(text=any_text)
+def test_bpe_round_trips_any_unicode_text(story_bpe, text):
+    ids = story_bpe.encode(text)
+    assert all(isinstance(i, int) and 0 <= i < story_bpe.vocab_size for i in ids)
+    assert story_bpe.decode(ids) == text
+    assert len(ids) <= len(text.encode("utf-8"))          # merges only shorten: at most one id per byte
+
+
+@PROPERTY
+@given(text=any_text)
+def test_bpe_without_pre_split_round_trips_any_unicode_text(text):
+    tok = BPE.train(STORY, vocab_size=290, pattern=None)
+    assert tok.decode(tok.encode(text)) == text
+
+
+@PROPERTY
+@given(text=st.text(min_size=1, max_size=60))
+def test_char_tokenizer_round_trips_its_own_text(text):
+    tok = CharTokenizer.train(text)
+    ids = tok.encode(text)
+    assert len(ids) == len(text) and tok.decode(ids) == text
+    assert tok.vocab_size == len(set(text))
+
+
+def test_bytes_never_seen_in_training_still_encode():
+    tok = BPE.train(STORY, vocab_size=300)                # plain ASCII training text
+    for text in ("🦜 parrot", "東京の灯台", "ŝtormo", "\x00\x7f"):
+        ids = tok.encode(text)
+        assert tok.decode(ids) == text
+    assert tok.encode("🦜") == list("🦜".encode("utf-8"))  # four byte ids: no merge ever saw them
+
+
+def test_char_tokenizer_refuses_unseen_characters():
+    tok = CharTokenizer.train("abc")
+    with pytest.raises(ValueError, match=r"CharTokenizer.encode: 2 character\(s\) not in the vocabulary: 'dé'"):
+        tok.encode("abcdé")
+
+
+# ---------------------------------------------------------------------------
+# Merges: the library against the reference
+
+@PROPERTY
+@given(text=small_texts, n_merges=st.integers(0, 12), pre_split=st.booleans())
+def test_learned_merges_equal_the_reference(text, n_merges, pre_split):
+    pattern = SPLIT_PATTERN if pre_split else None
+    expected = reference_merges(text, n_merges, pattern)
+    counts = bpe_module.chunk_counts(text, compile_pattern(pattern, "test"))
+    assert learn_merges(list(counts), list(counts.values()), n_merges) == expected
+    assert learn_merges_naive(list(counts), list(counts.values()), n_merges) == expected
+
+
+@PROPERTY
+@given(training=small_texts.filter(lambda t: len(t) > 8), text=small_texts, pre_split=st.booleans())
+def test_encoding_equals_the_reference(training, text, pre_split):
+    pattern = SPLIT_PATTERN if pre_split else None
+    merges = reference_merges(training, 6, pattern)
+    tok = BPE(merges, pattern)
+    assert tok.encode(text) == reference_encode(text, merges, pattern)
+    assert tok.encode(text) == tok.encode(text)           # the second time from the cache
+
+
+def test_merges_on_the_story_equal_the_reference():
+    tok = BPE.train(STORY, vocab_size=330)              # every merge the story allows
+    assert list(tok.merges) == reference_merges(STORY, 100)
+    assert tok.encode(STORY) == reference_encode(STORY, list(tok.merges))
+
+
+def test_overlapping_pairs_merge_left_to_right():
+    tok = BPE([(97, 97)], pattern=None)                    # "aa" is id 256
+    assert tok.encode("aaa") == [256, 97]
+    assert tok.encode("aaaa") == [256, 256]
+    assert bpe_module.merge([97, 97, 97], (97, 97), 256) == [256, 97]
+
+
+def test_the_training_text_encodes_to_what_training_merged():
+    text = "low lower lowest newer newest " * 4
+    tok = BPE.train(text, vocab_size=270)
+    assert tok.encode(text) == reference_encode(text, list(tok.merges))
+    assert len(tok.encode(text)) < len(text.encode())
+
+
+# ---------------------------------------------------------------------------
+# The tie rule and determinism
+
+def test_ties_go_to_the_smaller_pair_not_the_first_in_the_text():
+    # chunks "ab" and " cd": three pairs, each once; (32, 99) = (" ", "c") is the smallest, though last
+    tok = BPE.train("ab cd", vocab_size=257)
+    assert list(tok.merges) == [(32, 99)]
+    # same first id: the smaller second id wins
+    assert list(BPE.train("ba bc", vocab_size=257, pattern=None).merges)[0] == (32, 98)
+
+
+def test_the_most_frequent_pair_beats_a_smaller_one():
+    tok = BPE.train("ab xyxy", vocab_size=257)
+    assert list(tok.merges) == [(120, 121)]               # (x, y) twice beats (a, b) once
+
+
+def test_same_text_same_merges_whatever_the_order_of_its_chunks():
+    first = BPE.train("one\ntwo two\nthree", vocab_size=265)
+    second = BPE.train("three\ntwo two\none", vocab_size=265)
+    assert first.merges == second.merges
+    assert BPE.train(STORY, 320).merges == BPE.train(STORY, 320).merges
+
+
+# ---------------------------------------------------------------------------
+# Pre-splitting
+
+def test_pre_split_chunks_as_documented():
+    compiled = compile_pattern(SPLIT_PATTERN, "test")
+    assert split_text("Hello world! It's 2026,  ok?\nNew", compiled) == \
+        ["Hello", " world", "!", " It", "'s", " 2026", ",", " ", " ok", "?", "\n", "New"]
+    assert split_text("I'LL naïve 東京 __x", compiled) == ["I", "'LL", " naïve", " 東京", " __", "x"]
+
+
+@PROPERTY
+@given(text=any_text)
+def test_pre_split_loses_nothing(text):
+    assert "".join(split_text(text, compile_pattern(SPLIT_PATTERN, "test"))) == text
+
+
+def test_a_pattern_that_skips_characters_loses_nothing():
+    tok = BPE.train("abc abc 123", vocab_size=260, pattern=r"[a-z]+")     # digits and spaces unmatched
+    assert tok.decode(tok.encode("abc 12!")) == "abc 12!"
+
+
+def test_no_merge_crosses_a_chunk_edge_with_pre_split_and_some_do_without():
+    compiled = compile_pattern(SPLIT_PATTERN, "test")
+    split = BPE.train(STORY, vocab_size=330)
+    whole = BPE.train(STORY, vocab_size=330, pattern=None)
+
+    def crossing(tok):
+        texts = [tok.vocab[i].decode("utf-8") for i in range(256, tok.vocab_size)]
+        return [t for t in texts if len(split_text(t, compiled)) > 1]
+
+    assert crossing(split) == []
+    assert any(t.endswith(" ") or t.endswith(". ") for t in crossing(whole)), crossing(whole)
+
+
+# ---------------------------------------------------------------------------
+# Special tokens
+
+def test_special_tokens_take_the_last_ids_and_are_never_encoded_from_text():
+    tok = BPE.train(STORY, vocab_size=300, special_tokens=["<|endoftext|>", "<|pad|>"])
+    assert tok.special_tokens == {"<|endoftext|>": 298, "<|pad|>": 299}
+    assert len(tok.merges) == 42 and tok.vocab_size == 300
+    ids = tok.encode("end<|endoftext|>")
+    assert not set(ids) & {298, 299}                      # the text's "<|endoftext|>" is ordinary text
+    assert tok.decode(ids) == "end<|endoftext|>"
+
+
+def test_special_tokens_decode_only_if_asked():
+    for tok in (BPE.train(STORY, 300, special_tokens=["<|endoftext|>"]),
+                CharTokenizer.train(STORY, special_tokens=["<|endoftext|>"])):
+        eot = tok.special_tokens["<|endoftext|>"]
+        ids = tok.encode("a sea") + [eot] + tok.encode("a lamp")
+        assert tok.decode(ids) == "a seaa lamp"
+        assert tok.decode(ids, include_special=True) == "a sea<|endoftext|>a lamp"
+        assert eot == tok.vocab_size - 1
+
+
+# ---------------------------------------------------------------------------
+# Saving and loading
+
+@pytest.mark.parametrize("make", [
+    lambda: BPE.train(STORY, 320, special_tokens=["<|endoftext|>"]),
+    lambda: BPE.train(STORY + "é🦜", 330, pattern=None),
+    lambda: CharTokenizer.train(STORY + "é🦜", special_tokens=["<|endoftext|>"]),
+], ids=["bpe", "bpe-no-pre-split", "char"])
+def test_save_and_load_give_the_same_tokenizer(tmp_path, make):
+    tok = make()
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    loaded = type(tok).load(path)
+    assert loaded.vocab == tok.vocab and loaded.special_tokens == tok.special_tokens
+    assert getattr(loaded, "merges", None) == getattr(tok, "merges", None)
+    assert getattr(loaded, "pattern", None) == getattr(tok, "pattern", None)
+    text = STORY[:80] + "é🦜"
+    assert loaded.encode(text) == tok.encode(text)
+    json.loads(path.read_text(encoding="utf-8"))          # plain JSON
+
+
+def test_saved_bpe_reads_one_merge_per_line(tmp_path):
+    tok = BPE.train("ab " * 3 + "é", 259)
+    tok.save(tmp_path / "tok.json")
+    lines = (tmp_path / "tok.json").read_text(encoding="utf-8").splitlines()
+    assert '  [97, 98, "ab"],' in lines                   # the two ids and the new token's text
+    assert '  [32, 256, " ab"],' in lines
+    assert '"type": "BPE"' in "\n".join(lines)
+    halves = BPE([(195, 169)], pattern=None)               # "é" is the bytes c3 a9
+    assert halves.token_text(195) == "\\xc3"
+
+
+def saved(tmp_path, tok, edit):
+    """The tokenizer's file after edit(the parsed JSON) -> its path."""
+    tok.save(tmp_path / "tok.json")
+    data = json.loads((tmp_path / "tok.json").read_text(encoding="utf-8"))
+    edit(data)
+    (tmp_path / "bad.json").write_text(json.dumps(data), encoding="utf-8")
+    return tmp_path / "bad.json"
+
+
+def set_key(key, value):
+    return lambda data: data.__setitem__(key, value)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (set_key("format", "something else"), "is not a tinytransformer tokenizer file"),
+    (set_key("version", 99), "has file version 99"),
+    (set_key("type", "CharTokenizer"), "holds a 'CharTokenizer' tokenizer, not a BPE"),
+    (lambda d: d.pop("merges"), "is damaged: missing field 'merges'"),
+    (lambda d: d.pop("pattern"), "is damaged: missing field 'pattern'"),
+    (lambda d: d["merges"].__setitem__(0, [97, 9999, "a?"]), "names an id not made before it"),
+    (lambda d: d["merges"].__setitem__(1, d["merges"][0]), "repeats merge 0"),
+    (lambda d: d["merges"][0].__setitem__(2, "zz"), "but the file says 'zz'"),
+    (lambda d: d["merges"].__setitem__(0, [97, 98]), r"merges must be a list of \[a, b, text\] rows"),
+    (lambda d: d["merges"].__setitem__(0, [97.0, 98, "ab"]), "must be a pair of int ids"),
+    (set_key("pattern", "(unclosed"), "pattern is not a valid regular expression"),
+    (set_key("special_tokens", ["<a>", "<a>"]), "special tokens must be distinct"),
+], ids=["format", "version", "type", "no-merges", "no-pattern", "future-id", "repeated", "text", "short-row",
+        "float-id", "bad-pattern", "special"])
+def test_damaged_bpe_file(tmp_path, edit, message):
+    path = saved(tmp_path, BPE.train(STORY, 280, special_tokens=["<a>"]), edit)
+    with pytest.raises(ValueError, match=message):
+        BPE.load(path)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (set_key("characters", ["ab", "c"]), "characters must be a list of one-character strings"),
+    (set_key("characters", ["b", "a"]), "distinct characters in code-point order"),
+    (set_key("type", "BPE"), "holds a 'BPE' tokenizer, not a CharTokenizer; load it with BPE.load"),
+])
+def test_damaged_char_file(tmp_path, edit, message):
+    path = saved(tmp_path, CharTokenizer.train("abc"), edit)
+    with pytest.raises(ValueError, match=message):
+        CharTokenizer.load(path)
+
+
+def test_truncated_or_foreign_files(tmp_path):
+    BPE.train(STORY, 280).save(tmp_path / "tok.json")
+    text = (tmp_path / "tok.json").read_text(encoding="utf-8")
+    (tmp_path / "cut.json").write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(ValueError, match="cut.json is not a readable tokenizer file"):
+        BPE.load(tmp_path / "cut.json")
+    (tmp_path / "list.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not a tinytransformer tokenizer file"):
+        BPE.load(tmp_path / "list.json")
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="is not a readable tokenizer file"):
+        BPE.load(tmp_path / "binary.json")
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one clear error, before any work
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: BPE.train(STORY, 255), ValueError, r"vocab_size must be at least 256 \(the byte values\), got 255"),
+    (lambda: BPE.train(STORY, 256, special_tokens=["<e>"]), ValueError,
+     r"at least 256 \(the byte values\) \+ 1 special tokens, got 256"),
+    (lambda: BPE.train(STORY, 300.0), TypeError, "vocab_size must be an int, got 300.0"),
+    (lambda: BPE.train(STORY, True), TypeError, "vocab_size must be an int, got True"),
+    (lambda: BPE.train(STORY.encode(), 300), TypeError, "BPE.train: expected a str, got bytes"),
+    (lambda: BPE.train("ab ab", 300), ValueError, "this text allows vocab_size at most 258; got 300"),
+    (lambda: BPE.train("", 257), ValueError, "this text allows vocab_size at most 256; got 257"),
+    (lambda: BPE.train(STORY, 300, pattern="(a"), ValueError, "pattern is not a valid regular expression"),
+    (lambda: BPE.train(STORY, 300, pattern=3), TypeError, "pattern must be a str"),
+    (lambda: BPE.train(STORY, 300, special_tokens="<e>"), TypeError, r"write \['<e>'\]"),
+    (lambda: BPE.train(STORY, 300, special_tokens=["<e>", "<e>"]), ValueError, r"\['<e>'\] repeated"),
+    (lambda: BPE.train(STORY, 300, special_tokens=[""]), ValueError, "must be a non-empty str"),
+    (lambda: BPE.train("a\ud800b", 257), ValueError, "lone surrogate '\\\\ud800' at position 1"),
+    (lambda: BPE([(97, 256)]), ValueError, "names an id not made before it"),
+    (lambda: CharTokenizer.train(""), ValueError, "the text is empty"),
+    (lambda: CharTokenizer.train(None), TypeError, "CharTokenizer.train: expected a str, got NoneType"),
+], ids=["vocab-255", "vocab-special", "vocab-float", "vocab-bool", "train-bytes", "text-too-small",
+        "empty-text", "bad-pattern", "pattern-int", "special-str", "special-repeated", "special-empty",
+        "surrogate", "merge-future-id", "char-empty", "char-none"])
+def test_bad_training_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize("make", [lambda: BPE.train(STORY, 280), lambda: CharTokenizer.train(STORY)],
+                         ids=["bpe", "char"])
+def test_bad_encode_and_decode_input(make):
+    tok = make()
+    name = type(tok).__name__
+    with pytest.raises(TypeError, match=rf"{name}.encode: expected a str, got bytes \(decode bytes to str first"):
+        tok.encode(b"the sea")
+    with pytest.raises(TypeError, match=rf"{name}.encode: expected a str, got list"):
+        tok.encode(["the sea"])
+    with pytest.raises(ValueError, match="lone surrogate"):
+        tok.encode("the \udc80sea")
+    V = tok.vocab_size
+    with pytest.raises(ValueError, match=rf"{name}.decode: id {V} is outside the vocabulary \[0, {V}\)"):
+        tok.decode([1, V])
+    with pytest.raises(ValueError, match=r"id -1 is outside the vocabulary"):
+        tok.decode([-1])
+    with pytest.raises(TypeError, match=r"ids must be int, got 1.0"):
+        tok.decode([1.0])
+    with pytest.raises(TypeError, match=r"ids must be int, got True"):
+        tok.decode([True])
+    with pytest.raises(TypeError, match="ids must be a list of int, got str"):
+        tok.decode("12")
+    with pytest.raises(TypeError, match="ids must be a 1-D integer array"):
+        tok.decode(np.zeros((2, 2), dtype=np.int64))
+    with pytest.raises(TypeError, match="ids must be a 1-D integer array"):
+        tok.decode(np.zeros(2))
+    assert tok.decode(np.array(tok.encode("the sea"))) == "the sea"   # an integer array is fine
+
+
+def test_decoding_cut_characters_gives_the_replacement_character():
+    tok = BPE([], pattern=None)
+    ids = tok.encode("é")                                 # two bytes
+    assert tok.decode(ids[:1]) == "\ufffd"
+    assert tok.decode(ids) == "é"
+
+
+def test_the_encoding_cache_is_bounded_and_changes_nothing(monkeypatch):
+    tok = BPE.train(STORY, 300)
+    expected = BPE.train(STORY, 300).encode(STORY)
+    monkeypatch.setattr(bpe_module, "CACHE_LIMIT", 5)
+    assert tok.encode(STORY) == expected
+    assert len(tok.cache) == 0                            # over the limit: emptied after the call
+    assert tok.encode("The sea") == BPE.train(STORY, 300).encode("The sea")
+    assert len(tok.cache) == 2                            # "The" and " sea"

@@ -1,0 +1,140 @@
+"""What kind of mistake a wrong gradient shows: the grader's diagnoses.
+
+    diagnose("W", yours, right, W.shape)  ->  Diagnosis(kind, text, detail) or None
+
+`right` is the gradient by finite differences, `yours` what a backward pass
+returned for an input of shape `shape`. The patterns, tried in this order:
+
+    wrong shape     transposed; missing sum over the broadcast axes; else the two shapes
+    not finite      nan or inf: where
+    zero            yours is 0 everywhere, or 0 at the only elements that are wrong
+    wrong sign      yours = -right
+    factor          yours = c * right for one constant c
+    transposed      yours = right with its last two axes swapped (a square matrix)
+    close           off by a little at many elements: a formula near the right one
+    nonzero         wrong only where the right gradient is 0
+    some elements   only some elements wrong: how many, and where
+
+The last three need every other element right to rounding (ROUNDING).
+
+"=" means within the grader's tolerance (PASS_ERROR, relative to the
+gradient's size). A gradient wrong everywhere in no such way gets None: the
+grader then gives only the relative error.
+"""
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .gradcheck import PASS_ERROR, relative_error
+from .ops import unbroadcast
+
+
+class Diagnosis(NamedTuple):
+    kind: str           # "wrong shape", "transposed", "missing sum", "not finite", "zero", "wrong sign",
+                        # "factor", "close", "nonzero", "some elements"
+    text: str           # the sentence the grader prints
+    detail: object = None   # the factor, the axes to sum, or the boolean array of wrong elements
+
+
+ROUNDING = 1e-8    # an element off by less than this (relative to the gradient's size) is right: rounding
+CLOSE = 1e-2       # a gradient off by less than this everywhere is close to right
+
+
+def agree(a, b):
+    return relative_error(a, b) <= PASS_ERROR
+
+
+def diagnose(name, yours, right, shape):
+    yours = np.asarray(yours, dtype=np.float64)
+    if yours.shape != tuple(shape):
+        return _wrong_shape(name, yours, right, tuple(shape))
+    return _wrong_values(name, yours, right)
+
+
+def _wrong_shape(name, yours, right, shape):
+    grad = f"your d{name} is {yours.shape}, {name} is {shape}"
+    if yours.ndim >= 2 and yours.swapaxes(-1, -2).shape == shape:
+        ok = agree(yours.swapaxes(-1, -2), right)
+        return Diagnosis("transposed", f"transposed: {grad}" + ("" if ok else "; and wrong after transposing too"))
+    if yours.ndim == len(shape) and yours.T.shape == shape:
+        ok = agree(yours.T, right)
+        return Diagnosis("transposed", f"axes reversed: {grad}" + ("" if ok else "; and wrong after reversing too"))
+    axes = broadcast_axes(yours.shape, shape)
+    if axes is not None:
+        ok = agree(unbroadcast(yours, shape), right)
+        return Diagnosis("missing sum", f"missing sum over broadcast axes {axes}: {grad}"
+                         + ("; summed over them it is right" if ok else "; and wrong after the sum too"), axes)
+    return Diagnosis("wrong shape", f"wrong shape: {grad}")
+
+
+def broadcast_axes(big, shape):
+    """The axes of `big` that broadcasting `shape` to `big` stretched or added, or None if it does not broadcast."""
+    try:
+        if np.broadcast_shapes(big, shape) != big:
+            return None
+    except ValueError:
+        return None
+    extra = len(big) - len(shape)
+    return tuple(range(extra)) + tuple(i + extra for i, n in enumerate(shape) if n == 1 and big[i + extra] != 1)
+
+
+def _wrong_values(name, yours, right):
+    if not np.isfinite(yours).all():
+        bad = ~np.isfinite(yours)
+        return Diagnosis("not finite", f"nan or inf at {places(name, bad)}", bad)
+    scale = np.abs(yours).max(initial=0.0) + np.abs(right).max(initial=0.0)
+    off = np.abs(yours - right) / scale                                 # each element's error, relative
+    wrong = off > PASS_ERROR
+    if not yours.any():
+        return Diagnosis("zero", f"zero everywhere: d{name} should not be", wrong)
+    if agree(yours, -right):
+        return Diagnosis("wrong sign", f"wrong sign: your d{name} is minus the right one", -1.0)
+    c = float(np.sum(yours * right) / np.sum(right * right)) if right.any() else 0.0
+    if right.any() and agree(yours, c * right):
+        return Diagnosis("factor", f"off by a constant factor: your d{name} is {factor_name(c)} times the right one", c)
+    if yours.ndim >= 2 and yours.shape[-1] == yours.shape[-2] and agree(yours, right.swapaxes(-1, -2)):
+        return Diagnosis("transposed", f"transposed: your d{name} is the right one with its last two axes swapped")
+    if (off[~wrong] > ROUNDING).any():            # the rest is not right either, only close: no clean set
+        if off.max() < CLOSE:
+            return Diagnosis("close", f"close, but off by up to {off.max():.1e} of the gradient's size at "
+                                      f"{wrong.sum()} of {wrong.size} elements: a formula near the right one, "
+                                      "or float32 somewhere", wrong)
+        return None
+    if (yours[wrong] == 0).all():
+        return Diagnosis("zero", f"zero where it should not be: {places(name, wrong)}", wrong)
+    if (np.abs(right[wrong]) <= ROUNDING * scale).all():
+        return Diagnosis("nonzero", f"nonzero where it should be zero: {places(name, wrong)}", wrong)
+    if not wrong.all():
+        return Diagnosis("some elements", f"only some elements wrong: {places(name, wrong)}", wrong)
+    return None
+
+
+def factor_name(c):
+    """'2', '0.5 (1/2)', '2.23607 (sqrt 5)', '1.0005': a factor, named when it is a simple one."""
+    for value, name in _simple_factors():
+        if math.isclose(c, value, rel_tol=1e-6):
+            return f"{c:.6g} ({name})" if name != f"{c:.6g}" else name
+    return f"{c:.6g}"
+
+
+def _simple_factors():
+    for n in range(2, 65):
+        yield n, f"{n}"
+        yield 1 / n, f"1/{n}"
+        yield math.sqrt(n), f"sqrt {n}"
+        yield 1 / math.sqrt(n), f"1/sqrt {n}"
+    for n in range(1, 65):
+        yield -n, f"-{n}"
+        yield -1 / n, f"-1/{n}"
+
+
+def places(name, wrong, shown=4):
+    """'10 of 35 elements: table[0, :], table[3, :]': how many are wrong, and where (whole axes as ':')."""
+    whole = tuple(axis for axis in range(wrong.ndim)
+                  if wrong.shape[axis] > 1 and (wrong.any(axis=axis) == wrong.all(axis=axis)).all())
+    groups = np.argwhere(wrong.any(axis=whole, keepdims=True)).tolist()
+    where = [f"{name}[{', '.join(':' if axis in whole else str(i) for axis, i in enumerate(index))}]"
+             for index in groups[:shown]]
+    more = f", ... ({len(groups)} places)" if len(groups) > shown else ""
+    return f"{wrong.sum()} of {wrong.size} elements: {', '.join(where)}{more}"

@@ -1,0 +1,183 @@
+"""The student edition: a copy of the project whose backward passes are the student's to write.
+
+    python -m tinytransformer assignment DIR [--ops softmax,layer_norm] [--tape]
+
+copies the project (package, notebooks, tests, docs, benchmarks, pyproject.toml)
+into DIR, which must be new or empty. In the copy, the body of every backward
+pass in tinytransformer/ops/ (or of the ops named by --ops) is a stub made from
+the library's own source (stubs.py); --tape blanks Tape.backward, the tape's
+replay, too. Each notebook loses its solutions: the cells from the first one
+tagged "solution" to the end, with their "Solutions" heading. Its exercise and
+check cells are cleared; every other output stays. What would hand the answers
+over is left out (LEFT_OUT), and a README for students goes above the project's.
+
+The forward passes, the tape, the layers and the models stay as they are, so a
+student's backward passes train the Transformer, GPT and BERT. The edition is
+built in a folder beside DIR and renamed into place, so a failure leaves no half.
+"""
+import ast
+import json
+import shutil
+from pathlib import Path
+
+from .grader import op_names
+from .stubs import backward_names, stub_source
+
+PROJECT = Path(__file__).resolve().parent.parent
+STUDENT_README = Path(__file__).resolve().parent / "templates" / "student_readme.md"
+OPS = Path("tinytransformer/ops")
+TAPE_FILE, TAPE_FUNCTION = Path("tinytransformer/tensor.py"), "Tape.backward"
+
+# Never copied: version control, environments, caches, build output.
+SKIPPED = {".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "_build",
+           "build", "dist", ".ci"}
+# Left out of an edition, with the reason: what holds near-copies of the backward passes, and
+# what checks things only the instructor's copy has.
+LEFT_OUT = {
+    "tinytransformer/mistakes.py": "the catalogue of mistakes: each one a backward pass with one change",
+    "notebooks/14_spot_the_bug.ipynb": "shows the catalogue of mistakes",
+    "tests/test_mistakes.py": "grades the catalogue of mistakes",
+    "tests/test_edition.py": "builds editions and fills the library's backward passes back in",
+    "tests/test_stubs.py": "checks the stubs against the library's own backward passes",
+    "tests/test_notebooks.py": "checks the solution cells and committed outputs that an edition has not",
+}
+
+
+class EditionError(Exception):
+    """A student edition cannot be written: the message says why, in one line."""
+
+
+def op_files(project=PROJECT):
+    """{op name: its file, relative to the project} for every backward pass in tinytransformer/ops/."""
+    found = {}
+    for path in sorted((project / OPS).glob("*.py")):
+        for name in backward_names(path.read_text()):
+            found[name.removesuffix("_backward")] = OPS / path.name
+    return found
+
+
+def build_edition(target, ops=None, tape=False, project=PROJECT):
+    """Write a student edition into target; return [(function, "file:line")] of the stubs, in file order.
+
+    ops: the op names to blank (default every op in tinytransformer/ops/); tape: blank Tape.backward too.
+    """
+    target, project = Path(target), Path(project)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise EditionError(f"{target} exists and is not an empty folder; give a new or empty one "
+                           "(nothing was written)")
+    for needed in ("pyproject.toml", "tinytransformer/ops", "notebooks", "tests"):
+        if not (project / needed).exists():
+            raise EditionError(f"the project's source tree is needed ({project / needed} is missing); "
+                               "run it from a clone of tinytransformer, installed with pip install -e")
+    files = op_files(project)
+    ops = list(files) if ops is None else list(ops)
+    unknown = [name for name in ops if name not in files]
+    if unknown or not ops:
+        raise EditionError(f"no op named {', '.join(unknown) or '(none given)'}; "
+                           f"the ops are: {', '.join(files)}")
+    blanks = {}                                             # file -> the functions to blank in it
+    for name in ops:
+        blanks.setdefault(files[name], set()).add(f"{name}_backward")
+    if tape:
+        blanks[TAPE_FILE] = {TAPE_FUNCTION}
+
+    building = target.parent / f".{target.name}.building"
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        copy_project(project, building)
+        for path, names in blanks.items():
+            (building / path).write_text(stub_source((project / path).read_text(), path.as_posix(), names))
+        for notebook in sorted((building / "notebooks").glob("*.ipynb")):
+            notebook.write_text(student_notebook(notebook.read_text()))
+        stubs = stub_lines(building, blanks)
+        readme = building / "README.md"
+        readme.write_text(student_readme(stubs, tape) + "\n---\n\n" + readme.read_text())
+        if target.exists():
+            target.rmdir()                                 # empty: checked above
+        building.rename(target)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return stubs
+
+
+def copy_project(project, destination):
+    """Copy the project's files, without SKIPPED folders or LEFT_OUT files."""
+    def ignore(folder, names):
+        here = Path(folder).relative_to(project)
+        return {name for name in names if name in SKIPPED or name.endswith(".egg-info")
+                or (here / name).as_posix() in LEFT_OUT}
+    shutil.copytree(project, destination, ignore=ignore)
+
+
+def stub_lines(edition, blanks):
+    """[(function, 'file:line')] of every stub written, read back from the edition's files."""
+    found = []
+    for path, names in sorted(blanks.items()):
+        tree = ast.parse((edition / path).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                found += [(f"{node.name}.{item.name}", f"{path.as_posix()}:{item.lineno}") for item in node.body
+                          if isinstance(item, ast.FunctionDef) and f"{node.name}.{item.name}" in names]
+            elif isinstance(node, ast.FunctionDef) and node.name in names:
+                found.append((node.name, f"{path.as_posix()}:{node.lineno}"))
+    order = op_names()                                    # the grader's order: the ops' files, the lesson's order
+    return sorted(found, key=lambda item: order.index(item[0].removesuffix("_backward"))
+                  if item[0].removesuffix("_backward") in order else len(order))
+
+
+def student_notebook(text):
+    """A notebook (its .ipynb JSON) without its solutions, its exercise and check cells cleared."""
+    notebook = json.loads(text)
+    cells = notebook["cells"]
+    tags = [set(cell.get("metadata", {}).get("tags", [])) for cell in cells]
+    solutions = [i for i, cell_tags in enumerate(tags) if "solution" in cell_tags]
+    if solutions:
+        start = solutions[0]
+        if start and cells[start - 1]["cell_type"] == "markdown" and \
+                "".join(cells[start - 1]["source"]).startswith("## Solutions"):
+            start -= 1
+        cells[start:] = [{"cell_type": "markdown", "id": "solutions-not-in-this-edition", "metadata": {},
+                          "source": ["## Solutions\n", "\n",
+                                     "Not in this edition: the check cell after each exercise tells you\n",
+                                     "when your answer is right."]}]
+    for cell, cell_tags in zip(cells, tags):
+        if cell["cell_type"] == "code" and cell_tags & {"exercise", "check"}:
+            cell["outputs"], cell["execution_count"] = [], None
+    return json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def student_readme(stubs, tape):
+    """The students' part of the edition's README: what to write, how to check it, what then works."""
+    rows = "\n".join(f"| `{function}` | `{place}` |" for function, place in stubs)
+    tape_line = ("The tape's replay, `Tape.backward` in `tinytransformer/tensor.py`, is yours too: until it\n"
+                 "is written, nothing that calls `backward()` runs (the grader grades your ops without it).\n"
+                 if tape else "")
+    left_out = "\n".join(f"- `{path}`: {why}" for path, why in LEFT_OUT.items())
+    return STUDENT_README.read_text().format(rows=rows, tape_line=tape_line, left_out=left_out)
+
+
+# python -m tinytransformer assignment
+
+def add_parser(commands):
+    assignment = commands.add_parser(
+        "assignment", help="write a student edition: the backward passes blank, the grader to check them",
+        description="Copy the project into DIR (new or empty) as a student edition: every op's backward pass "
+                    "in tinytransformer/ops/ (or those of --ops) replaced by a stub that says what to return, "
+                    "the notebooks without their solutions, a README for students. Install it with "
+                    "pip install -e DIR; students check their work with python -m tinytransformer gradcheck.")
+    assignment.add_argument("dir", metavar="DIR", help="where to write the edition: a new or empty folder")
+    assignment.add_argument("--ops", metavar="NAME[,NAME]", help="blank only these ops (default: every op)")
+    assignment.add_argument("--tape", action="store_true",
+                            help="harder: blank Tape.backward too, the tape's replay")
+    assignment.set_defaults(run=command)
+
+
+def command(args):
+    """Build the edition; an EditionError (a folder in use, an unknown op) is the command line's one line."""
+    ops = None if args.ops is None else [name.strip() for name in args.ops.split(",") if name.strip()]
+    stubs = build_edition(args.dir, ops=ops, tape=args.tape)
+    print(f"wrote a student edition to {args.dir}: {len(stubs)} function{'s' * (len(stubs) != 1)} to write")
+    for function, place in stubs:
+        print(f"  {function:<24} {place}")
+    print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer gradcheck grades the student's work")
+    return 0

@@ -1,0 +1,259 @@
+"""A catalogue of backward-pass mistakes that students make, each one caught by the grader.
+
+Every mistake is the library's backward pass with one change, marked
+`# mistake:`. MISTAKES pairs each with its op and with the diagnosis the
+grader gives it (diagnose.Diagnosis.kind; "raised" when the backward raises,
+"contract" when it breaks the op contract, None when the grader only says
+FAIL and the error). The tests grade every one; notebook 14 shows a few.
+
+    from tinytransformer import grader, mistakes
+    m = mistakes.MISTAKES[0]
+    grader.grade_op(m.op, backward=m.backward)      # FAIL, with m.kind's diagnosis
+"""
+import math
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .ops import sum_backward, unbroadcast
+
+
+class Mistake(NamedTuple):
+    op: str                  # the op whose backward it stands in for ("tape": Tape.backward)
+    backward: Callable       # the library's backward with one change
+    kind: str                # the grader's diagnosis: a Diagnosis.kind, "raised", "contract", or None
+
+
+# softmax.py: y = softmax(x)  ->  dx = y * (dout - sum_j dout_j y_j)
+
+def softmax_without_the_sum_term(dout, cache):
+    """Only the diagonal of the Jacobian: every y_i also depends on every x_j through the sum."""
+    out, axis = cache
+    return (out * dout,)                                    # mistake: "- sum_j dout_j y_j" left out
+
+
+def softmax_summed_over_the_last_axis(dout, cache):
+    """Right along the last axis, wrong along any other: it vanishes on a shape checked along -1 only."""
+    out, axis = cache
+    return (out * (dout - (dout * out).sum(axis=-1, keepdims=True)),)   # mistake: axis=-1, not axis
+
+
+# layernorm.py: dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+
+def layer_norm_without_the_mean_terms(dout, cache):
+    """As if the mean and the variance were constants: x reaches y through them too."""
+    xhat, rstd, gamma = cache
+    dgamma = unbroadcast(dout * xhat, gamma.shape)
+    dbeta = unbroadcast(dout, gamma.shape)
+    dx = rstd * (dout * gamma)                              # mistake: both mean terms left out
+    return dx, dgamma, dbeta
+
+
+def layer_norm_dgamma_not_summed(dout, cache):
+    """gamma (D,) was stretched over every row: its gradient must be summed over them."""
+    xhat, rstd, gamma = cache
+    dgamma = dout * xhat                                    # mistake: not summed over the rows
+    dbeta = unbroadcast(dout, gamma.shape)
+    dxhat = dout * gamma
+    dx = rstd * (dxhat - dxhat.mean(axis=-1, keepdims=True)
+                 - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    return dx, dgamma, dbeta
+
+
+# attention.py: S = q @ k.T * scale  ->  dq = dS @ k * scale, dk = dS.T @ q * scale
+
+def _attention_dscores(dout, probs, v):
+    dprobs = dout @ v.swapaxes(-1, -2)
+    return probs * (dprobs - (dprobs * probs).sum(axis=-1, keepdims=True))
+
+
+def attention_scale_forgotten_in_dq(dout, cache):
+    """The forward scaled the scores by 1/sqrt(d_k); dq must be scaled by it too."""
+    q, k, v, probs, scale = cache
+    dv = probs.swapaxes(-1, -2) @ dout
+    dscores = _attention_dscores(dout, probs, v)
+    dq = dscores @ k                                        # mistake: "* scale" left out
+    dk = dscores.swapaxes(-1, -2) @ q * scale
+    return dq, dk, dv, None
+
+
+def attention_dk_not_transposed(dout, cache):
+    """dk = dS.T @ q: without the transpose, a query's row is paired with the wrong key."""
+    q, k, v, probs, scale = cache
+    dv = probs.swapaxes(-1, -2) @ dout
+    dscores = _attention_dscores(dout, probs, v) * scale
+    dq = dscores @ k
+    dk = dscores @ q                                        # mistake: dscores, not dscores.swapaxes(-1, -2)
+    return dq, dk, dv, None
+
+
+# basic.py
+
+def matmul_gradient_not_transposed(dout, cache):
+    """da = dout @ b.T: without .T the shapes do not even fit (unless b is square)."""
+    a, b = cache
+    da = dout @ b                                           # mistake: b, not b.swapaxes(-1, -2)
+    db = a.swapaxes(-1, -2) @ dout
+    return unbroadcast(da, a.shape), unbroadcast(db, b.shape)
+
+
+def add_without_the_broadcast_sum(dout, cache):
+    """A stretched input fed every element it was copied to: its gradient is the sum over the copies."""
+    a_shape, b_shape = cache
+    return dout, dout                                       # mistake: not summed back to a's and b's shapes
+
+
+def sub_with_the_wrong_sign(dout, cache):
+    """out = a - b: b's gradient is -dout."""
+    a_shape, b_shape = cache
+    return unbroadcast(dout, a_shape), unbroadcast(dout, b_shape)     # mistake: dout, not -dout
+
+
+def mean_without_dividing_by_n(dout, cache):
+    """out = sum_i x_i / n: each x_i gets dout / n, not dout."""
+    x_shape, axes, keepdims, count = cache
+    (dx,) = sum_backward(dout, (x_shape, axes, keepdims))
+    return (dx,)                                            # mistake: not divided by count
+
+
+def exp_of_the_output(dout, cache):
+    """The cache of exp is its output e^x, not x: e^(cache) is e^(e^x)."""
+    x = cache                                               # mistake: the cache is out = e^x, not x
+    return (dout * np.exp(x),)
+
+
+def relu_without_the_mask(dout, cache):
+    """The gradient flows only where x > 0."""
+    positive = cache
+    return (dout,)                                          # mistake: "* positive" left out
+
+
+def relu_zeroing_dout_in_place(dout, cache):
+    """Right numbers, but written into dout: add's backward hands one dout to both of its inputs."""
+    positive = cache
+    dout[~positive] = 0                                     # mistake: changes the caller's array
+    return (dout,)
+
+
+def gelu_derivative_of_the_exact_form(dout, cache):
+    """The forward is the tanh form; this is the derivative of the exact one, Phi(x) + x phi(x): 0.1% off."""
+    x, t = cache
+    phi = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    Phi = 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    return (dout * (Phi + x * phi),)                        # mistake: the other GELU's derivative
+
+
+def gelu_with_a_rounded_constant(dout, cache):
+    """sqrt(2/pi) typed as 0.7978: right to four digits, and still wrong."""
+    x, t = cache
+    c = 0.7978                                              # mistake: GELU_C = sqrt(2/pi) = 0.7978845...
+    return (dout * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)),)
+
+
+def dropout_scale_forgotten(dout, cache):
+    """Inverted dropout scales the kept elements by 1/(1-p) going forward, so backward must too."""
+    scale = cache
+    return (dout if scale is None else dout * (scale > 0),)     # mistake: the mask alone, not the scale
+
+
+def transpose_with_the_same_axes(dout, cache):
+    """Undoing a permutation takes its inverse; for a 2-D transpose the two are the same."""
+    axes = cache
+    return (dout.transpose(axes),)                          # mistake: axes, not np.argsort(axes)
+
+
+# linear.py, embedding.py, loss.py
+
+def linear_dW_transposed(dout, cache):
+    """y = x @ W with W (d_in, d_out): dW = x.T @ dy is (d_in, d_out); dy.T @ x is its transpose."""
+    x2, W, x_shape, has_bias = cache
+    dout2 = dout.reshape(-1, W.shape[1])
+    dx = (dout2 @ W.T).reshape(x_shape)
+    dW = dout2.T @ x2                                       # mistake: dy.T @ x, not x.T @ dy
+    db = dout2.sum(axis=0) if has_bias else None
+    return dx, dW, db
+
+
+def linear_bias_summed_over_the_batch_axis_only(dout, cache):
+    """b is added at every position of every sequence: sum over all of them, not the first axis only."""
+    x2, W, x_shape, has_bias = cache
+    dout2 = dout.reshape(-1, W.shape[1])
+    dx = (dout2 @ W.T).reshape(x_shape)
+    dW = x2.T @ dout2
+    db = dout.sum(axis=0) if has_bias else None             # mistake: axis 0 of (B, T, d_out) only
+    return dx, dW, db
+
+
+def embedding_overwriting_repeated_ids(dout, cache):
+    """A token used twice must get the sum of both gradients; fancy assignment keeps only one."""
+    ids, table_shape = cache
+    dtable = np.zeros(table_shape)
+    dtable[ids.reshape(-1)] = dout.reshape(ids.size, -1)    # mistake: = keeps the last; np.add.at adds
+    return None, dtable
+
+
+def cross_entropy_without_label_smoothing(dout, cache):
+    """With label smoothing the target is (1 - eps) one_hot + eps / V, not the one_hot."""
+    logp, safe_targets, counted, n, label_smoothing = cache
+    dlogits = np.exp(logp)
+    np.put_along_axis(dlogits, safe_targets[..., None],
+                      np.take_along_axis(dlogits, safe_targets[..., None], axis=-1) - 1.0,
+                      axis=-1)                              # mistake: one_hot, the smoothing left out
+    dlogits *= (dout / n) * counted[..., None]
+    return dlogits, None
+
+
+def cross_entropy_ignored_positions_not_zeroed(dout, cache):
+    """An ignored target (padding) adds nothing to the loss, so its logits get no gradient."""
+    logp, safe_targets, counted, n, label_smoothing = cache
+    V = logp.shape[-1]
+    dlogits = np.exp(logp)
+    dlogits -= label_smoothing / V
+    np.put_along_axis(dlogits, safe_targets[..., None],
+                      np.take_along_axis(dlogits, safe_targets[..., None], axis=-1) - (1.0 - label_smoothing),
+                      axis=-1)
+    dlogits *= dout / n                                     # mistake: "* counted[..., None]" left out
+    return dlogits, None
+
+
+# tensor.py: the tape's replay
+
+def replay_assigning_instead_of_adding(tape, output, grad=None):
+    """A tensor used twice must get the sum of its paths; assigning keeps only the last one."""
+    output.grad = np.ones_like(output.data) if grad is None else grad
+    for record in reversed(tape.records):
+        dout = record.output.grad
+        if dout is None:
+            continue
+        for t, g in zip(record.inputs, record.backward(dout, record.cache)):
+            if getattr(t, "requires_grad", False) and g is not None:
+                t.grad = g                                  # mistake: t.grad = g, not t.grad + g
+    tape.records.clear()
+    tape.released = True
+
+
+MISTAKES = [
+    Mistake("softmax", softmax_without_the_sum_term, None),
+    Mistake("softmax", softmax_summed_over_the_last_axis, None),
+    Mistake("layer_norm", layer_norm_without_the_mean_terms, None),
+    Mistake("layer_norm", layer_norm_dgamma_not_summed, "missing sum"),
+    Mistake("attention", attention_scale_forgotten_in_dq, "factor"),
+    Mistake("attention", attention_dk_not_transposed, "raised"),
+    Mistake("matmul", matmul_gradient_not_transposed, "raised"),
+    Mistake("add", add_without_the_broadcast_sum, "missing sum"),
+    Mistake("sub", sub_with_the_wrong_sign, "wrong sign"),
+    Mistake("mean", mean_without_dividing_by_n, "factor"),
+    Mistake("exp", exp_of_the_output, None),
+    Mistake("relu", relu_without_the_mask, "nonzero"),
+    Mistake("relu", relu_zeroing_dout_in_place, "contract"),
+    Mistake("gelu", gelu_derivative_of_the_exact_form, "close"),
+    Mistake("gelu", gelu_with_a_rounded_constant, "close"),
+    Mistake("dropout", dropout_scale_forgotten, "factor"),
+    Mistake("transpose", transpose_with_the_same_axes, "wrong shape"),
+    Mistake("linear", linear_dW_transposed, "transposed"),
+    Mistake("linear", linear_bias_summed_over_the_batch_axis_only, "missing sum"),
+    Mistake("embedding", embedding_overwriting_repeated_ids, "some elements"),
+    Mistake("cross_entropy", cross_entropy_without_label_smoothing, "some elements"),
+    Mistake("cross_entropy", cross_entropy_ignored_positions_not_zeroed, "nonzero"),
+    Mistake("tape", replay_assigning_instead_of_adding, None),
+]

@@ -1,0 +1,142 @@
+"""What every tokenizer shares: the checks on its input, special tokens, decoding, the saved file.
+
+A tokenizer's vocabulary is a list of byte strings, one per id (`vocab[i]`);
+decoding joins them and reads the bytes as UTF-8. Special tokens (such as
+"<|endoftext|>") take the last ids. They are explicit: encoding ordinary text
+never produces one, even where the text spells it, and decoding shows one only
+if asked (`include_special=True`); to place one, add its id yourself:
+
+    ids = tok.encode("first document") + [tok.special_tokens["<|endoftext|>"]] + tok.encode("second")
+
+The saved file is readable JSON: a header line per field, then the subclass's
+own lines (the characters, or one merge per line), never pickle.
+"""
+import json
+import numbers
+
+import numpy as np
+
+FILE_FORMAT = "tinytransformer tokenizer"
+FILE_VERSION = 1
+
+
+class Tokenizer:
+    """The shared half of CharTokenizer and BPE; a subclass gives vocab, encode_ordinary and the file's body."""
+
+    def __init__(self, vocab, special_tokens):
+        """vocab: one bytes per ordinary id; special_tokens: their names, given the next ids in order."""
+        names = check_special_tokens(special_tokens, type(self).__name__)
+        self.vocab = list(vocab)
+        self.special_tokens = {name: len(self.vocab) + i for i, name in enumerate(names)}
+        self.vocab += [name.encode("utf-8") for name in names]
+
+    @property
+    def vocab_size(self):
+        return len(self.vocab)
+
+    @property
+    def n_ordinary(self):
+        """The ids below this are ordinary tokens; the special tokens come after."""
+        return len(self.vocab) - len(self.special_tokens)
+
+    def encode(self, text):
+        """text (str) -> list of token ids, never a special token."""
+        who = f"{type(self).__name__}.encode"
+        if not isinstance(text, str):
+            hint = " (decode bytes to str first, e.g. data.decode('utf-8'))" if isinstance(text, bytes) else ""
+            raise TypeError(f"{who}: expected a str, got {type(text).__name__}{hint}")
+        check_unicode(text, who)
+        return self.encode_ordinary(text)
+
+    def token_text(self, i):
+        """Token i's bytes as text to read; bytes that are not whole UTF-8 characters shown as \\xNN."""
+        return self.vocab[i].decode("utf-8", errors="backslashreplace")
+
+    def decode(self, ids, include_special=False):
+        """Token ids -> str. Special tokens are left out unless include_special.
+
+        Byte-level ids can cut a character in two (a model may generate any ids):
+        bytes that are not valid UTF-8 become U+FFFD, the replacement character.
+        """
+        ids = check_ids(ids, self.vocab_size, f"{type(self).__name__}.decode")
+        kept = ids if include_special else [i for i in ids if i < self.n_ordinary]
+        return b"".join(self.vocab[i] for i in kept).decode("utf-8", errors="replace")
+
+    def save(self, path):
+        """Write the tokenizer to path as readable JSON (load it with the class's load)."""
+        header = {"format": FILE_FORMAT, "version": FILE_VERSION, "type": type(self).__name__,
+                  **self.file_fields(), "special_tokens": list(self.special_tokens)}
+        lines = [f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
+        body_key, body = self.file_body()
+        rows = ",\n".join(f"  {json.dumps(row, ensure_ascii=False)}" for row in body)
+        text = "{\n" + ",\n".join(lines) + f',\n {json.dumps(body_key)}: [\n' + rows + "\n ]\n}\n"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    @classmethod
+    def load(cls, path):
+        """The tokenizer saved at path; a file that is damaged or of another kind is a ValueError."""
+        who = f"{cls.__name__}.load"
+        with open(path, encoding="utf-8") as f:
+            try:
+                saved = json.load(f)
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise ValueError(f"{who}: {path} is not a readable tokenizer file ({error})") from None
+        if not isinstance(saved, dict) or saved.get("format") != FILE_FORMAT:
+            raise ValueError(f"{who}: {path} is not a tinytransformer tokenizer file")
+        if saved.get("version") != FILE_VERSION:
+            raise ValueError(f"{who}: {path} has file version {saved.get('version')!r}; "
+                             f"this tinytransformer reads version {FILE_VERSION}")
+        if saved.get("type") != cls.__name__:
+            raise ValueError(f"{who}: {path} holds a {saved.get('type')!r} tokenizer, not a {cls.__name__}; "
+                             f"load it with {saved.get('type')}.load")
+        try:
+            return cls.from_file(saved)
+        except (KeyError, TypeError, ValueError) as error:
+            detail = f"missing field {error}" if isinstance(error, KeyError) else str(error)
+            raise ValueError(f"{who}: {path} is damaged: {detail}") from None
+
+    def __repr__(self):
+        special = f", special_tokens={list(self.special_tokens)}" if self.special_tokens else ""
+        return f"{type(self).__name__}(vocab_size={self.vocab_size}{special})"
+
+
+def check_special_tokens(names, who):
+    """names as a list of distinct non-empty str."""
+    if isinstance(names, str):
+        raise TypeError(f"{who}: special_tokens must be a list of str, got the str {names!r}; "
+                        f"write [{names!r}]")
+    names = list(names)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{who}: each special token must be a non-empty str, got {name!r}")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{who}: special tokens must be distinct; {repeated} repeated")
+    return names
+
+
+def check_unicode(text, who):
+    """text must be encodable as UTF-8: a lone surrogate (from a bad decode) is not a character."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{who}: the text holds a lone surrogate {text[error.start]!r} at position "
+                         f"{error.start}, which is not a Unicode character") from None
+
+
+def check_ids(ids, vocab_size, who):
+    """ids (a list, tuple or 1-D integer array) as a list of int, each in [0, vocab_size)."""
+    if isinstance(ids, np.ndarray):
+        if ids.ndim != 1 or ids.dtype.kind not in "iu":
+            raise TypeError(f"{who}: ids must be a 1-D integer array, got shape {ids.shape} dtype {ids.dtype}")
+        ids = ids.tolist()
+    elif isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
+        raise TypeError(f"{who}: ids must be a list of int, got {type(ids).__name__}")
+    ids = list(ids)
+    for i in ids:
+        if not isinstance(i, numbers.Integral) or isinstance(i, (bool, np.bool_)):
+            raise TypeError(f"{who}: ids must be int, got {i!r} ({type(i).__name__})")
+        if not 0 <= i < vocab_size:
+            raise ValueError(f"{who}: id {i} is outside the vocabulary [0, {vocab_size})")
+    return [int(i) for i in ids]
