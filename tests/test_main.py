@@ -129,6 +129,20 @@ def test_command_line_fine_tunes_a_pretrained_checkpoint(tmp_path, capsys):
     assert "--pretrained is not an option of the mlm task" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("readout", ["cloze", "cls"])
+def test_command_line_fine_tunes_a_sentence_objective_checkpoint_the_same_way_twice(tmp_path, capsys, readout):
+    path = tmp_path / "mlm.npz"
+    assert main(["train", "--task", "mlm", "--sentence-objective", *TINY_MODEL, "--save", str(path)]) == 0
+    assert tt.load_checkpoint(path).config.n_classes == 2                # it has a [CLS] head
+    runs = []
+    for run in range(2):
+        out = tmp_path / f"{run}.json"
+        main(["train", "--task", "classify", "--labelled", "32", "--readout", readout, "--steps", "3", "--batch-size", "8", "--pretrained", str(path), "--json", str(out)])
+        runs.append(json.loads(out.read_text()))
+    assert runs[0]["losses"] == runs[1]["losses"] and runs[0]["exact_match"] == runs[1]["exact_match"]  # same seed
+    assert f"{readout} readout" in capsys.readouterr().out
+
+
 def test_command_line_plot_of_a_gpt_task(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path = tmp_path / "run.png"
@@ -164,6 +178,9 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--task text --seq-len 700", "text: --seq-len must be an integer from 1 to 610, got 700"),
     ("--task mlm --seq-len 1", "mlm: --seq-len must be an integer >= 2, got 1"),
     ("--task classify --labelled 0", "classify: --labelled must be an integer >= 1, got 0"),
+    ("--task classify --readout CLS", "classify: --readout must be one of cloze, cls, got 'CLS'"),
+    ("--task mlm --seq-len 2 --sentence-objective", "mlm: the sentence objective needs halves of at least 3"),
+    ("--task classify --sentence-objective", "--sentence-objective is not an option of the classify task"),
     ("--task copy --digits 3", "--digits is not an option of the copy task"),
     ("--task text --tokenizer char --vocab-size 300", "TextCorpus: --vocab-size is for --tokenizer='bpe'"),
     ("--task text --tokenizer bpe --vocab-size 100", "BPE.train: --vocab-size must be at least 256 (the byte values), got 100"),

@@ -122,3 +122,23 @@ def test_same_seed_same_losses_with_dropout():
     assert training_losses(make, classification_loss, seed=3) == first
     assert training_losses(make, classification_loss, seed=4) != first
     assert first[-1] < first[0]                                     # the steps do train
+
+
+@pytest.mark.parametrize("pretrained_head", [None, 2], ids=["masked-LM only", "with a [CLS] head"])
+@pytest.mark.parametrize("n_classes", [2, 3, None])
+def test_classifier_from_copies_every_weight_but_the_cls_head(pretrained_head, n_classes):
+    """Weights equal after transfer; a pretrained [CLS] head (another question) is never carried over."""
+    pretrained = BERT(tiny_config(positions="learned", n_classes=pretrained_head), rng=1)
+    model = tt.nn.classifier_from(pretrained, n_classes, rng=2, dropout=0.1)
+    assert model.config.n_classes == n_classes and model.config.dropout == 0.1
+    mine = dict(pretrained.named_parameters())
+    for name, param in model.named_parameters():
+        if name.startswith("classifier."):                          # new, drawn from rng
+            fresh = dict(BERT(model.config, rng=2).named_parameters())[name]
+            np.testing.assert_array_equal(param.data, fresh.data)
+            if name == "classifier.W" and name in mine:             # (the biases both start at zero)
+                assert not np.array_equal(param.data, mine[name].data)
+        else:
+            np.testing.assert_array_equal(param.data, mine[name].data)
+            assert param.data is not mine[name].data                # a copy: fine-tuning leaves the source alone
+    np.testing.assert_array_equal(model.eval()(IDS).data, pretrained.eval()(IDS).data)   # the same masked-LM output

@@ -17,7 +17,7 @@ def small_tasks():
     return {"addition": tasks.AdditionTask(digits=2, n_held_out=20),
             "text": tasks.TextTask(seq_len=16),
             "mlm": tasks.MaskedLMTask(seq_len=4, n_symbols=5, eval_size=20),
-            "classify": tasks.ClassifyTask(seq_len=4, n_symbols=5, n_labelled=32, eval_size=20)}
+            "classify": tasks.ClassifyTask(seq_len=4, n_symbols=5, n_labelled=32, eval_size=20, readout="cls")}
 
 
 @pytest.mark.parametrize("name, model_class", [("addition", "GPT"), ("text", "GPT"), ("mlm", "BERT"),

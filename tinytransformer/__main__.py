@@ -33,6 +33,12 @@ TASK_FLAGS = {
                                              "3..seq-len; padded with PAD"),
     "--digits": ("digits", "addition: digits of each number"),
     "--labelled": ("n_labelled", "classify: labelled training sequences"),
+    "--readout": ("readout", "classify: how BERT answers: cloze (its masked-LM head fills y's first symbol, "
+                             "hidden by [MASK]: x's first means copy, x's last reverse) or cls (a new head on "
+                             "[CLS], as BERT fine-tunes)"),
+    "--sentence-objective": ("sentence_objective", "mlm: also train [CLS] to tell a second half in the "
+                                                   "corpus's order (copy or reverse) from one shuffled, BERT's "
+                                                   "second pretraining task adapted to this corpus"),
     "--pretrained": ("pretrained", "classify: start from this masked-LM checkpoint (train --task mlm --save PATH)"),
 }
 MODEL_FLAGS = {
@@ -241,11 +247,11 @@ def add_train_parser(commands):
                                             "run all their steps and report the held-out loss.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     train.add_argument("--task", choices=NAMES, default="reverse", help="the task (and so the model)")
-    types = {"pretrained": str, "dropout": float, "lr_scale": float, "target_accuracy": float,
+    types = {"pretrained": str, "readout": str, "dropout": float, "lr_scale": float, "target_accuracy": float,
              "clip_norm": float, "label_smoothing": float}
     choices = {"text_name": TEXTS, "tokenizer": TOKENIZERS}
     for flag, (field, help) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
-        if field == "variable_length":
+        if field in ("variable_length", "sentence_objective"):
             train.add_argument(flag, dest=field, action="store_true", default=argparse.SUPPRESS, help=help)
         elif field in choices:
             train.add_argument(flag, dest=field, choices=choices[field], default=argparse.SUPPRESS,

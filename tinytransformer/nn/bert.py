@@ -49,35 +49,39 @@ class BERT(Model):
         if self.classifier is None:
             raise ValueError("BERT.classify: this model has no classification head; build it with "
                              "TransformerConfig(n_classes=...)")
-        x = self.encode(ids)                                              # (B, T, d_model)
-        # position 0 of each row, as a product with the one-hot row e_0 (1, T): the tape's ops have no
-        # indexing, and the product's backward puts the gradient on position 0 only
-        first = np.zeros((1, ids.shape[1]), dtype=x.dtype)
+        return self.classifier(self.first_position(self.encode(ids)))    # (B, n_classes)
+
+    @staticmethod
+    def first_position(x):
+        """x (B, T, d_model) -> the [CLS] vectors (B, d_model): position 0 of each row."""
+        # a product with the one-hot row e_0 (1, T): the tape's ops have no indexing, and the
+        # product's backward puts the gradient on position 0 only
+        first = np.zeros((1, x.shape[1]), dtype=x.dtype)
         first[0, 0] = 1.0
-        cls = F.reshape(F.matmul(first, x), (len(ids), -1))               # (B, 1, d_model) -> (B, d_model)
-        return self.classifier(cls)                                       # (B, n_classes)
+        return F.reshape(F.matmul(first, x), (x.shape[0], -1))             # (B, 1, d_model) -> (B, d_model)
 
 
 def classifier_from(pretrained, n_classes=2, rng=0, **changes):
-    """A new BERT with a [CLS] head of n_classes, every other weight copied from a pretrained BERT.
+    """A new BERT with every weight of a pretrained BERT but its [CLS] head: a new head of n_classes
+    drawn from rng (None: no head; the model answers through its masked-LM output).
 
-    changes: other config fields to change (dropout, say); sizes must stay.
-    The head's weights are drawn from rng.
+    A pretrained [CLS] head (from a sentence-level pretraining objective) is never copied: it
+    answered another question. changes: other config fields to change (dropout, say); sizes must stay.
     """
     config = dataclasses.replace(pretrained.config, n_classes=n_classes, **changes)
     model = BERT(config, rng=rng)
-    transfer_weights(pretrained, model)
+    transfer_weights(pretrained, model, skip="classifier.")
     return model
 
 
-def transfer_weights(source, target):
-    """Copy every parameter of source into the parameter of target with the same name and shape
-    (pretrained encoder into a model with a classification head). Returns the names of target's
-    parameters left as they were (the new head)."""
+def transfer_weights(source, target, skip=None):
+    """Copy every parameter of source into the parameter of target with the same name and shape,
+    except those whose name starts with skip. Returns the names of target's parameters left as they
+    were (the new head)."""
     mine = dict(source.named_parameters())
     left = []
     for name, param in target.named_parameters():
-        if name in mine and mine[name].shape == param.shape:
+        if name in mine and mine[name].shape == param.shape and not (skip and name.startswith(skip)):
             param.data[...] = mine[name].data
         else:
             left.append(name)

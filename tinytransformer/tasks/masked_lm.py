@@ -1,4 +1,4 @@
-"""BERT's tasks: masked-LM pretraining on a synthetic corpus, then a [CLS] question about its sequences.
+"""BERT's tasks: masked-LM pretraining on a synthetic corpus, then a question about its sequences.
 
 Vocabulary (vocabulary.py): PAD, BOS, EOS, [CLS], [MASK] = 0..4, then n_symbols symbols from 5.
 
@@ -11,11 +11,21 @@ and shorter sequences end in PAD. With k = 3:
 
 Structure to learn without labels: a masked symbol of y can be read off x (and
 one of x off y) once the model has seen, in the unmasked pairs, which rule the
-sequence follows and where its middle is. The fine-tuning question is exactly
-that rule: copy or reverse? x's first and last symbols always differ, so no
+sequence follows and where its middle is. The fine-tuning question (classify)
+is that rule: copy or reverse? x's first and last symbols always differ, so no
 sequence is both.
+
+BERT's second pretraining task, adapted (mlm with sentence_objective): [CLS]
+also predicts whether y holds x's symbols in the corpus's order (a copy or a
+reverse, label 1) or the same symbols shuffled (label 0). Its label says
+nothing about copy or reverse: half its positives are each.
+
+classify answers through one of two readouts: "cls", a new head on [CLS]
+(BERT's); or "cloze", the masked-LM head asked to fill y's first symbol, hidden
+by [MASK]: x's first symbol means a copy, x's last a reverse.
 """
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
@@ -105,6 +115,71 @@ def pretraining_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3):
     return LMBatch(*mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols)))
 
 
+class SentencePairBatch(NamedTuple):
+    """Masked-LM pretraining with the sentence-level objective on [CLS]."""
+    ids: np.ndarray        # (B, T) int64, corrupted by BERT's rule, every row alike
+    targets: np.ndarray    # (B, T) int64, the masked-LM targets; all PAD in a shuffled row
+    in_order: np.ndarray   # (B,) int64, 1 = y is x in the corpus's order (copy or reverse), 0 = shuffled
+
+
+def shuffle_second_halves(ids, rows, rng):
+    """ids (B, T) corpus sequences -> a copy in which each row of rows has y replaced by x's symbols
+    in an order that is neither x's nor its reverse (so halves need k >= 3)."""
+    out = ids.copy()
+    for b in rows:
+        k = np.count_nonzero(ids[b, 1:] != PAD) // 2                        # this row's half length
+        x = ids[b, 1:1 + k]                                                   # (k,)
+        y = x
+        while np.array_equal(y, x) or np.array_equal(y, x[::-1]):           # x[0] != x[-1]: k >= 3 ends this
+            y = x[rng.permutation(k)]
+        out[b, 1 + k:1 + 2 * k] = y
+    return out
+
+
+def sentence_pair_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3):
+    """Corpus sequences, each kept (in_order 1) or its y shuffled (0) with equal odds, then corrupted by
+    BERT's rule. The masked-LM targets count in the kept rows only: a shuffled y cannot be read off x."""
+    rng = np.random.default_rng(rng)
+    ids, _ = make_sequences(batch_size, k_max, n_symbols, rng, k_min)
+    in_order = rng.integers(0, 2, size=batch_size)                          # (B,) 1 = kept
+    ids = shuffle_second_halves(ids, np.flatnonzero(in_order == 0), rng)
+    corrupted, targets = mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols))
+    targets[in_order == 0] = PAD
+    return SentencePairBatch(corrupted, targets, in_order.astype(np.int64))
+
+
+def masked_lm_and_order_loss(model, batch, label_smoothing=0.0):
+    """The masked-LM loss plus the [CLS] head's cross-entropy on in_order, as BERT adds its two losses."""
+    x = model.encode(batch.ids)                                              # (B, T, d_model)
+    order = F.cross_entropy(model.classifier(model.first_position(x)), batch.in_order,
+                            label_smoothing=label_smoothing)
+    if (batch.targets == PAD).all():                                         # every row shuffled: no masked-LM target
+        return order
+    masked_lm = F.cross_entropy(model.logits(x), batch.targets, ignore_index=PAD, label_smoothing=label_smoothing)
+    return masked_lm + order
+
+
+def cloze_logits(model, ids):
+    """classify's cloze readout: ids (B, T) corpus sequences -> logits (B, 2) of copy and reverse.
+
+    y's first symbol is replaced by [MASK] and the masked-LM head is asked what belongs there: its
+    logit of x's first symbol is the logit of "copy", of x's last symbol that of "reverse".
+    """
+    B, T = ids.shape
+    rows = np.arange(B)
+    k = np.count_nonzero(ids[:, 1:] != PAD, axis=1) // 2                    # (B,) each row's half length
+    asked = ids.copy()
+    asked[rows, 1 + k] = MASK                                                # y starts at 1 + k
+    x = model.encode(asked)                                                  # (B, T, d_model)
+    at = np.zeros((B, 1, T), dtype=x.dtype)                                  # (B, 1, T) one-hot of the asked position
+    at[rows, 0, 1 + k] = 1.0
+    logits = model.logits(F.matmul(at, x))                                   # (B, 1, d_model) -> (B, 1, V)
+    candidates = np.zeros((B, logits.shape[-1], 2), dtype=x.dtype)           # (B, V, 2) one-hot columns
+    candidates[rows, ids[:, 1], 0] = 1.0                                     # x's first symbol: a copy
+    candidates[rows, ids[rows, k], 1] = 1.0                                  # x's last symbol: a reverse
+    return F.reshape(F.matmul(logits, candidates), (B, 2))                  # (B, 1, 2) -> (B, 2)
+
+
 def min_half(k_max, variable_length):
     """The shortest half of mlm/classify's sequences: k_max (every half as long), or 3 with variable_length.
 
@@ -115,6 +190,12 @@ def min_half(k_max, variable_length):
     Transformer, a GPT or a BERT").
     """
     return min(3, k_max) if variable_length else k_max
+
+
+def describe_halves(task):
+    """ "8 symbols, halves of 6": mlm's and classify's sequences in a few words."""
+    halves = f"{task.k_min} to {task.seq_len}" if task.variable_length else f"{task.seq_len}"
+    return f"{task.n_symbols} symbols, halves of {halves}"
 
 
 def check_halves(task):
@@ -131,6 +212,7 @@ class MaskedLMTask(Task):
     n_symbols: int = 8               # distinct symbols
     variable_length: bool = False    # halves of 3..seq_len symbols, padded
     p: float = 0.15                  # the share of symbol positions chosen for corruption
+    sentence_objective: bool = False  # also train [CLS]: is y x in the corpus's order, or shuffled?
     eval_size: int = 1000            # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
 
@@ -141,23 +223,31 @@ class MaskedLMTask(Task):
         check_halves(self)
         if not 0 < self.p <= 1:
             raise ValueError(f"mlm: p (the share of symbols chosen) must be in (0, 1], got {self.p!r}")
+        if self.sentence_objective and self.seq_len < 3:
+            raise ValueError(f"mlm: the sentence objective needs halves of at least 3 symbols (with 2, every "
+                             f"order of x is x or its reverse), got seq_len={self.seq_len}")
         self.k_min = min_half(self.seq_len, self.variable_length)
         self.eval_set = pretraining_batch(self.eval_size, self.seq_len, self.n_symbols, self.seed, self.p,
                                           self.k_min)
 
     def room(self):
-        return dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.seq_len)
+        room = dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.seq_len)
+        return {**room, "n_classes": 2} if self.sentence_objective else room
 
     def describe(self):
-        halves = f"{self.k_min} to {self.seq_len}" if self.variable_length else f"{self.seq_len}"
-        return f"{self.n_symbols} symbols, halves of {halves}"
+        return describe_halves(self) + ("; [CLS]: in order or shuffled?" if self.sentence_objective else "")
 
     def batch(self, batch_size, rng):
-        return pretraining_batch(batch_size, self.seq_len, self.n_symbols, rng, self.p, self.k_min)
+        make = sentence_pair_batch if self.sentence_objective else pretraining_batch
+        return make(batch_size, self.seq_len, self.n_symbols, rng, self.p, self.k_min)
 
-    loss = staticmethod(language_model_loss)
+    def loss(self, model, batch, label_smoothing=0.0):
+        if self.sentence_objective:
+            return masked_lm_and_order_loss(model, batch, label_smoothing)
+        return language_model_loss(model, batch, label_smoothing)
 
     def evaluate(self, model):
+        """The masked-LM loss on held-out corpus sequences (none shuffled), with or without the sentence objective."""
         return held_out_loss(model, *self.eval_set)
 
     def show(self, model, n=3):
@@ -180,22 +270,27 @@ class MaskedLMTask(Task):
 
 @dataclasses.dataclass
 class ClassifyTask(Task):
-    """Fine-tuning BERT's [CLS] head: copy or reverse? Trained on n_labelled fixed examples,
-    evaluated by the exact match (accuracy) on eval_size others."""
+    """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, evaluated by the
+    exact match (accuracy) on eval_size others. readout: "cloze" (the masked-LM head fills y's first
+    symbol) or "cls" (a new head on [CLS])."""
     seq_len: int = 6                 # symbols in each half of a sequence (the longest half)
     n_symbols: int = 8               # distinct symbols
     n_labelled: int = 256            # labelled training sequences
     variable_length: bool = False    # halves of 3..seq_len symbols, padded
+    readout: str = "cloze"           # how the model answers: "cloze" or "cls"
     pretrained: str | None = None    # a masked-LM checkpoint to start from (train --task mlm --save PATH)
     eval_size: int = 1000            # held-out sequences
     seed: int = 0                    # seed of the labelled and the held-out sequences
 
     name, model_class, model_style = "classify", nn.BERT, BERT_STYLE
     training = Training(steps=300, eval_every=50, lr_scale=0.3)
+    READOUTS = ("cloze", "cls")
 
     def __post_init__(self):
         check_halves(self)
         check_option(self, "n_labelled", 1)
+        if self.readout not in self.READOUTS:
+            raise ValueError(f"classify: readout must be one of {', '.join(self.READOUTS)}, got {self.readout!r}")
         self.k_min = min_half(self.seq_len, self.variable_length)
         labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
         self.eval_set = make_sequences(self.eval_size, self.seq_len, self.n_symbols,
@@ -210,21 +305,23 @@ class ClassifyTask(Task):
         self.labelled = LabelledBatch(drawn.ids[fresh], drawn.labels[fresh])   # none of them held out
 
     def room(self):
-        return dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.seq_len, n_classes=2)
+        """The cls readout needs a 2-class [CLS] head; the cloze readout none (it reads the masked-LM head)."""
+        return dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.seq_len,
+                    n_classes=2 if self.readout == "cls" else None)
 
     def describe(self):
-        return MaskedLMTask.describe(self)
+        return describe_halves(self) + f"; {self.readout} readout"
 
     def new_model(self, config, rng):
-        """A fresh BERT with a [CLS] head on config; with `pretrained`, the checkpoint's BERT with a new
-        [CLS] head (drawn from rng) and config's dropout: its sizes are the checkpoint's."""
+        """A fresh BERT on config; with `pretrained`, the checkpoint's BERT with config's dropout (its sizes
+        are the checkpoint's) and, for the cls readout, a new [CLS] head drawn from rng."""
         if self.pretrained is None:
             return super().new_model(config, rng)
         pretrained = load_checkpoint(self.pretrained)
         if not isinstance(pretrained, nn.BERT):
             raise ValueError(f"classify: --pretrained needs a BERT checkpoint (train --task mlm --save), "
                              f"got a {type(pretrained).__name__}")
-        model = nn.classifier_from(pretrained, 2, rng=rng, dropout=config.dropout)
+        model = nn.classifier_from(pretrained, self.room()["n_classes"], rng=rng, dropout=config.dropout)
         self.check(model.config)
         return model
 
@@ -232,22 +329,26 @@ class ClassifyTask(Task):
         rows = rng.integers(0, len(self.labelled.labels), size=batch_size)   # (B,) with replacement
         return LabelledBatch(self.labelled.ids[rows], self.labelled.labels[rows])
 
+    def logits(self, model, ids):
+        """ids (B, T) -> (B, 2) logits of copy and reverse, by the task's readout."""
+        return cloze_logits(model, ids) if self.readout == "cloze" else model.classify(ids)
+
     def loss(self, model, batch, label_smoothing=0.0):
-        logits = model.classify(batch.ids)                                   # (B, n_classes)
-        return F.cross_entropy(logits, batch.labels, label_smoothing=label_smoothing)
+        return F.cross_entropy(self.logits(model, batch.ids), batch.labels, label_smoothing=label_smoothing)
+
+    def predict(self, model, ids):
+        """ids (B, T) -> (B,) 0 = copy, 1 = reverse, in eval mode and outside any Tape."""
+        with inference(model, "ClassifyTask.predict"):
+            return self.logits(model, ids).data.argmax(axis=-1)
 
     def evaluate(self, model):
-        with inference(model, "ClassifyTask.evaluate"):
-            predicted = model.classify(self.eval_set.ids).data.argmax(axis=-1)   # (B,)
-        return float((predicted == self.eval_set.labels).mean())
+        return float((self.predict(model, self.eval_set.ids) == self.eval_set.labels).mean())
 
     def show(self, model, n=3):
         ids, labels = (rows[:n] for rows in self.eval_set)
-        with inference(model, "ClassifyTask.show"):
-            predicted = model.classify(ids).data.argmax(axis=-1)             # (n,)
         answer = ("copy", "reverse")
         return ["held-out sequences: copy or reverse?"] + [
             f"  {' '.join(token_names(row)):<40} {answer[label]:<8} predicted {answer[guess]}"
-            for row, label, guess in zip(ids, labels, predicted)]
+            for row, label, guess in zip(ids, labels, self.predict(model, ids))]
 
     plot_example = MaskedLMTask.plot_example        # the first held-out sequence, read the same way

@@ -1,0 +1,74 @@
+"""benchmarks/results/: the learning curve benchmarks/pretraining.py recorded, and the README and notebook 12
+showing exactly its numbers."""
+import json
+import pathlib
+import statistics
+
+import nbformat
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+RECORDS = {"curve": RESULTS / "pretraining_curve.json",
+           "sentence objective": RESULTS / "pretraining_sentence_objective.json"}
+
+
+def load(name):
+    return json.loads(RECORDS[name].read_text())
+
+
+def cell(summary):
+    return f"{summary['mean']:.3f} ({summary['sd']:.3f})"
+
+
+@pytest.mark.parametrize("name", RECORDS)
+def test_each_row_of_the_table_is_its_runs_summed_up(name):
+    record = load(name)
+    seeds = record["seeds"]
+    assert len(seeds) >= 5
+    for row in record["table"]:
+        final = {}
+        for start in ("scratch", "pretrained"):
+            runs = [r for r in record["runs"] if (r["readout"], r["labelled"], r["start"]) ==
+                    (row["readout"], row["labelled"], start)]
+            assert sorted(r["seed"] for r in runs) == sorted(seeds)
+            final[start] = [next(r["accuracy"] for r in runs if r["seed"] == seed) for seed in seeds]
+            assert all(r["accuracy"] == r["history"][-1][1] for r in runs)          # the last evaluation
+            assert row[start]["mean"] == pytest.approx(statistics.mean(final[start]))
+            assert row[start]["sd"] == pytest.approx(statistics.stdev(final[start]))
+        assert row["gap"] == pytest.approx(row["pretrained"]["mean"] - row["scratch"]["mean"])
+        assert row["pretrained_ahead"] == sum(p > s for p, s in zip(final["pretrained"], final["scratch"]))
+
+
+def test_the_recorded_curve_shows_where_pretraining_pays_and_where_the_gap_closes():
+    """What the README and notebook 12 say of it: with the cloze readout pretraining is at least 5 points
+    ahead with 32 labelled sequences, and within one point from 128 on; with [CLS] never 5 points ahead."""
+    table = {(row["readout"], row["labelled"]): row for row in load("curve")["table"]}
+    assert table["cloze", 32]["gap"] >= 0.05
+    assert all(abs(row["gap"]) < 0.015 for (readout, n), row in table.items() if readout == "cloze" and n >= 128)
+    assert all(row["gap"] < 0.05 for (readout, _), row in table.items() if readout == "cls")
+
+
+def test_the_readme_shows_the_recorded_tables():
+    readme = (ROOT / "README.md").read_text()
+    curve = {(row["readout"], row["labelled"]): row for row in load("curve")["table"]}
+    for n in sorted({n for _, n in curve}):
+        cloze, cls = curve["cloze", n], curve["cls", n]
+        line = (f"| {n} | {cell(cloze['scratch'])} | {cell(cloze['pretrained'])} | {cell(cls['scratch'])} | "
+                f"{cell(cls['pretrained'])} |")
+        assert line in readme, f"README: no row {line!r}"
+    for row in load("sentence objective")["table"]:
+        plain = curve[row["readout"], row["labelled"]]
+        line = (f"| {row['labelled']} | {row['readout']} | {cell(plain['scratch'])} | {cell(plain['pretrained'])} | "
+                f"{cell(row['pretrained'])} |")
+        assert line in readme, f"README: no row {line!r}"
+
+
+def test_notebook_12_prints_the_recorded_curve():
+    nb = nbformat.read(next((ROOT / "notebooks").glob("12_*.ipynb")), as_version=4)
+    printed = "".join(out.get("text", "") for c in nb.cells if c.cell_type == "code" for out in c.get("outputs", []))
+    record = load("curve")
+    for row in record["table"]:
+        line = (f"{row['readout']:<8}{row['labelled']:>9}{cell(row['scratch']):>17}{cell(row['pretrained']):>17}"
+                f"{row['gap']:>+8.3f}   {row['pretrained_ahead']} of {len(record['seeds'])} seeds")
+        assert line in printed, f"notebook 12 does not print {line!r}"
