@@ -16,7 +16,7 @@ def use_threads(n):
         raise RuntimeError("benchmarks: use_threads must run before NumPy is imported")
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(n)
     import tinytransformer as tt
-    if not hasattr(tt, "use_speed_settings"):     # a version from before issue 11: it set both on import
+    if not hasattr(tt, "use_speed_settings"):     # an older version (before use_speed_settings existed) set both on import
         return
     settings = tt.use_speed_settings(blas_threads=n)
     if settings["blas_threads"] != n:

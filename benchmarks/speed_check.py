@@ -1,4 +1,4 @@
-"""The per-step speed check of issue 11, in one command: tinytransformer against PyTorch eager.
+"""The per-step speed check, in one command: tinytransformer against PyTorch eager.
 
 Each library runs in its own process (benchmarks/step_time.py --no-torch or
 --torch-only), the processes taking turns, at 1 and at 2 threads, --runs times
