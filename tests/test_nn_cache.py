@@ -22,27 +22,23 @@ def source_and_target(rng):
     return src, tgt_in
 
 
+# the 9 target positions fed to the cache one at a time, or in chunks of several
+PIECES = pytest.mark.parametrize("pieces", [[(t, t + 1) for t in range(9)], [(0, 4), (4, 5), (5, 9)]],
+                                 ids=["one at a time", "chunks"])
+
+
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("tie_embeddings", [True, False])
-def test_one_position_at_a_time_equals_the_full_decoder(norm_first, tie_embeddings):
+@PIECES
+def test_decoding_in_pieces_equals_the_full_decoder(norm_first, tie_embeddings, pieces):
     model = tiny_model(norm_first, tie_embeddings)
     src, tgt_in = source_and_target(np.random.default_rng(0))
     memory, src_keep = model.encode(src)
     full = model.decode(tgt_in, memory, src_keep).data                       # (B, 9, V)
     cache = model.new_cache()
-    steps = [model.decode(tgt_in[:, t:t + 1], memory, src_keep, cache).data for t in range(9)]
+    steps = [model.decode(tgt_in[:, a:b], memory, src_keep, cache).data for a, b in pieces]
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)
     assert cache.length == 9
-
-
-def test_chunks_of_several_positions_equal_the_full_decoder():
-    model = tiny_model(norm_first=False)
-    src, tgt_in = source_and_target(np.random.default_rng(1))
-    memory, src_keep = model.encode(src)
-    full = model.decode(tgt_in, memory, src_keep).data
-    cache = model.new_cache()
-    chunks = [model.decode(tgt_in[:, a:b], memory, src_keep, cache).data for a, b in ((0, 4), (4, 5), (5, 9))]
-    np.testing.assert_allclose(np.concatenate(chunks, axis=1), full, rtol=0, atol=1e-12)
 
 
 def test_a_cache_with_wrong_keys_gives_different_logits():
@@ -106,16 +102,15 @@ def test_a_cache_of_another_model_is_refused():
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
-@pytest.mark.parametrize("chunks", [[(t, t + 1) for t in range(9)], [(0, 4), (4, 5), (5, 9)]],
-                         ids=["one at a time", "chunks"])
-def test_gpt_in_pieces_equals_gpt_on_the_whole_sequence(norm_first, chunks):
+@PIECES
+def test_gpt_in_pieces_equals_gpt_on_the_whole_sequence(norm_first, pieces):
     config = dataclasses.replace(tiny_model(norm_first).config, positions="learned")
     gpt = tt.nn.GPT(config, rng=3)
     _, ids = source_and_target(np.random.default_rng(6))
     full = gpt(ids).data                                                    # (B, 9, V)
     cache = gpt.new_cache()
-    pieces = [gpt.decode(ids[:, a:b], cache).data for a, b in chunks]
-    np.testing.assert_allclose(np.concatenate(pieces, axis=1), full, rtol=0, atol=1e-12)
+    steps = [gpt.decode(ids[:, a:b], cache).data for a, b in pieces]
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)
     assert cache.length == 9
     for layer in cache.layers:
         layer.self_attn.v = np.zeros_like(layer.self_attn.v)   # a cache that forgot its values
