@@ -106,6 +106,8 @@ BAD_INPUTS = {
         lambda: F.dropout(x235, 1.5, np.random.default_rng(0), training=False), ValueError, r"dropout: p must be in"),
     "dropout: rng not a Generator": (
         lambda: F.dropout(x235, 0.1, None), TypeError, r"dropout: rng must be a seed \(an int\) or an np.random.Generator, got NoneType"),
+    "dropout: rng True (a bool is no seed)": (
+        lambda: F.dropout(x235, 0.1, True), TypeError, r"dropout: rng must be a seed \(an int\) or an np.random.Generator, got bool"),
     "matmul: inner sizes differ": (
         lambda: F.matmul(x235, np.zeros((4, 3))), ValueError, r"matmul: a is \(2, 3, 5\) and b is \(4, 3\)"),
     "reshape: wrong number of elements": (

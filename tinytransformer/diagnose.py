@@ -15,7 +15,8 @@ returned for an input of shape `shape`. The patterns, tried in this order:
     nonzero         wrong only where the right gradient is 0
     some elements   only some elements wrong: how many, and where
 
-The last three need every other element right to rounding (ROUNDING).
+"zero" at some elements, "nonzero" and "some elements" need every other
+element right to rounding (ROUNDING); "close" is the case where it is not.
 
 "=" means within the grader's tolerance (PASS_ERROR, relative to the
 gradient's size). A gradient wrong everywhere in no such way gets None: the
@@ -27,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .gradcheck import PASS_ERROR, relative_error
-from .ops import unbroadcast
+from .ops import broadcast_axes, unbroadcast
 
 
 class Diagnosis(NamedTuple):
@@ -41,7 +42,8 @@ ROUNDING = 1e-8    # an element off by less than this (relative to the gradient'
 CLOSE = 1e-2       # a gradient off by less than this everywhere is close to right
 
 
-def agree(a, b):
+def within_pass_error(a, b):
+    """True when a, changed as a diagnosis proposes, would pass: relative error at most PASS_ERROR."""
     return relative_error(a, b) <= PASS_ERROR
 
 
@@ -55,28 +57,27 @@ def diagnose(name, yours, right, shape):
 def _wrong_shape(name, yours, right, shape):
     grad = f"your d{name} is {yours.shape}, {name} is {shape}"
     if yours.ndim >= 2 and yours.swapaxes(-1, -2).shape == shape:
-        ok = agree(yours.swapaxes(-1, -2), right)
+        ok = within_pass_error(yours.swapaxes(-1, -2), right)
         return Diagnosis("transposed", f"transposed: {grad}" + ("" if ok else "; and wrong after transposing too"))
     if yours.ndim == len(shape) and yours.T.shape == shape:
-        ok = agree(yours.T, right)
+        ok = within_pass_error(yours.T, right)
         return Diagnosis("transposed", f"axes reversed: {grad}" + ("" if ok else "; and wrong after reversing too"))
-    axes = broadcast_axes(yours.shape, shape)
+    axes = summed_axes(yours.shape, shape)
     if axes is not None:
-        ok = agree(unbroadcast(yours, shape), right)
+        ok = within_pass_error(unbroadcast(yours, shape), right)
         return Diagnosis("missing sum", f"missing sum over broadcast axes {axes}: {grad}"
                          + ("; summed over them it is right" if ok else "; and wrong after the sum too"), axes)
     return Diagnosis("wrong shape", f"wrong shape: {grad}")
 
 
-def broadcast_axes(big, shape):
+def summed_axes(big, shape):
     """The axes of `big` that broadcasting `shape` to `big` stretched or added, or None if it does not broadcast."""
     try:
         if np.broadcast_shapes(big, shape) != big:
             return None
     except ValueError:
         return None
-    extra = len(big) - len(shape)
-    return tuple(range(extra)) + tuple(i + extra for i, n in enumerate(shape) if n == 1 and big[i + extra] != 1)
+    return broadcast_axes(big, shape)
 
 
 def _wrong_values(name, yours, right):
@@ -88,12 +89,12 @@ def _wrong_values(name, yours, right):
     wrong = off > PASS_ERROR
     if not yours.any():
         return Diagnosis("zero", f"zero everywhere: d{name} should not be", wrong)
-    if agree(yours, -right):
+    if within_pass_error(yours, -right):
         return Diagnosis("wrong sign", f"wrong sign: your d{name} is minus the right one", -1.0)
     c = float(np.sum(yours * right) / np.sum(right * right)) if right.any() else 0.0
-    if right.any() and agree(yours, c * right):
+    if right.any() and within_pass_error(yours, c * right):
         return Diagnosis("factor", f"off by a constant factor: your d{name} is {factor_name(c)} times the right one", c)
-    if yours.ndim >= 2 and yours.shape[-1] == yours.shape[-2] and agree(yours, right.swapaxes(-1, -2)):
+    if yours.ndim >= 2 and yours.shape[-1] == yours.shape[-2] and within_pass_error(yours, right.swapaxes(-1, -2)):
         return Diagnosis("transposed", f"transposed: your d{name} is the right one with its last two axes swapped")
     if (off[~wrong] > ROUNDING).any():            # the rest is not right either, only close: no clean set
         if off.max() < CLOSE:

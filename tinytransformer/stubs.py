@@ -9,7 +9,7 @@ cache; in place of the rest it says what to return and raises:
         out, axis = cache
         # return (dx,): one gradient per input of softmax_forward, each of its input's shape:
         #   dx like x
-        raise NotImplementedError("write softmax_backward first: tinytransformer/ops/softmax.py:37")
+        raise NotImplementedError("write softmax_backward first: tinytransformer/ops/softmax.py:28")
 
 The message names the function and its file:line in the new file. What to
 return comes from the library itself: the inputs from the forward pass's

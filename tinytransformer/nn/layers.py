@@ -74,7 +74,8 @@ class LayerNorm(Module):
 
 
 class Dropout(Module):
-    """Inverted dropout with its own Generator; the identity in eval mode or when p = 0."""
+    """Inverted dropout with its own Generator (a seed would draw the same mask every step); the identity
+    in eval mode or when p = 0."""
 
     def __init__(self, p, rng):
         self.p, self.rng = p, rng

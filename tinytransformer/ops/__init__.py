@@ -14,7 +14,7 @@ from .basic import (add_backward, add_forward, div_backward, div_forward, dropou
                     log_backward, log_forward, matmul_backward, matmul_forward, mean_backward,
                     mean_forward, mul_backward, mul_forward, relu_backward, relu_forward,
                     reshape_backward, reshape_forward, sub_backward, sub_forward, sum_backward,
-                    sum_forward, transpose_backward, transpose_forward, unbroadcast)
+                    sum_forward, transpose_backward, transpose_forward, broadcast_axes, unbroadcast)
 from .embedding import (embedding_backward, embedding_forward, positional_encoding_backward,
                         positional_encoding_forward, sinusoidal_positions)
 from .layernorm import layer_norm_backward, layer_norm_forward

@@ -107,7 +107,7 @@ def split_heads_forward(x, n_heads):
 
 def split_heads_backward(dout, cache):
     # splitting moves numbers without changing them: merge the gradient back
-    return (merge_heads_forward(dout)[0],)
+    return (merge_heads_forward(dout)[0],)                    # (..., h, T, d_k) -> (..., T, h * d_k)
 
 
 def merge_heads_forward(x):
@@ -119,4 +119,4 @@ def merge_heads_forward(x):
 def merge_heads_backward(dout, cache):
     n_heads = cache
     # merging moves numbers without changing them: split the gradient back
-    return (split_heads_forward(dout, n_heads)[0],)
+    return (split_heads_forward(dout, n_heads)[0],)           # (..., T, h * d_k) -> (..., h, T, d_k)

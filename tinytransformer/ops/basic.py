@@ -14,6 +14,12 @@ import numpy as np
 from .checks import check_float
 
 
+def broadcast_axes(big, shape):
+    """The axes of `big` that broadcasting `shape` up to `big` added (in front) or stretched (from 1)."""
+    extra = len(big) - len(shape)
+    return tuple(range(extra)) + tuple(i + extra for i, n in enumerate(shape) if n == 1 and big[i + extra] != 1)
+
+
 def unbroadcast(grad, shape):
     """Sum `grad` back to `shape`: the backward of NumPy broadcasting.
 
@@ -23,10 +29,8 @@ def unbroadcast(grad, shape):
     """
     if grad.shape == shape:
         return grad
-    extra = grad.ndim - len(shape)
-    stretched = tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
-    grad = grad.sum(axis=tuple(range(extra)) + stretched, keepdims=True)
-    return grad.reshape(shape)
+    summed = grad.sum(axis=broadcast_axes(grad.shape, shape), keepdims=True)   # 1 on every copied axis
+    return summed.reshape(shape)                                             # shape: the added axes dropped
 
 
 # In add, sub, mul and div an input may be a plain Python number: a constant,
@@ -121,8 +125,8 @@ def sum_backward(dout, cache):
     x_shape, axes, keepdims = cache
     # out = sum_i x_i  ->  dx_i = dout: every summed element gets the same gradient
     if not keepdims:
-        dout = np.expand_dims(dout, axes)
-    return (np.broadcast_to(dout, x_shape),)
+        dout = np.expand_dims(dout, axes)                      # out's shape with 1 on each summed axis
+    return (np.broadcast_to(dout, x_shape),)                   # x_shape (a read-only view)
 
 
 def mean_forward(x, axis=None, keepdims=False):
@@ -230,7 +234,7 @@ def dropout_forward(x, p, rng, training=True):
         raise ValueError(f"dropout: p must be in [0, 1), got {p}")
     if not training or p == 0.0:
         return x, None
-    if not isinstance(rng, (np.random.Generator, numbers.Integral)):
+    if isinstance(rng, bool) or not isinstance(rng, (np.random.Generator, numbers.Integral)):
         raise TypeError(f"dropout: rng must be a seed (an int) or an np.random.Generator, got {type(rng).__name__}")
     scale = (np.random.default_rng(rng).random(x.shape) >= p).astype(x.dtype) / (1.0 - p)
     return x * scale, scale

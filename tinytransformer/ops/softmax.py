@@ -46,6 +46,7 @@ def log_softmax_backward(dout, cache):
     out, axis = cache
     # y_i = x_i - log sum_j e^(x_j): dy_i/dx_j = delta_ij - softmax(x)_j,
     # so dx = dout - softmax(x) * sum_i dout_i, with softmax(x) = e^y.
-    # Where y = -inf the input was -inf (masked): nothing flows back there, as in softmax.
+    # Where y = -inf the input was a masked -inf, a constant: by convention nothing flows back there
+    # (PyTorch passes dout on; the mask's own backward zeroes it either way).
     dx = dout - np.exp(out) * dout.sum(axis=axis, keepdims=True)
     return (np.where(np.isneginf(out), 0, dx),)
