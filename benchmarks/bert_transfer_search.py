@@ -81,21 +81,19 @@ class SearchTask(MaskedLMTask):
         self.negatives = NEGATIVES[kind]
 
     def batch(self, batch_size, rng):
-        ids, _ = masked_lm.make_sequences(batch_size, K, N_SYMBOLS, rng, K)
-        in_order = rng.integers(0, 2, size=batch_size)                      # (B,) 1 = kept
-        ids = self.negatives(ids, np.flatnonzero(in_order == 0), rng)
-        corrupted, targets = masked_lm.mask_tokens(ids, rng, self.p, vocab_size=masked_lm.vocab_size(N_SYMBOLS))
-        targets[in_order == 0] = PAD
-        return masked_lm.SentencePairBatch(corrupted, targets, in_order.astype(np.int64))
+        return masked_lm.sentence_pair_batch(batch_size, K, N_SYMBOLS, rng, self.p, K, negatives=self.negatives)
 
 
 def order_accuracy(model, task, seed):
-    """The [CLS] head's accuracy at telling kept from negative rows, on 1000 uncorrupted held-out rows."""
-    batch = task.batch(1000, np.random.default_rng(seed))
-    clean = np.where(batch.targets != PAD, batch.targets, batch.ids)          # corruption undone in kept rows
+    """The [CLS] head's accuracy at telling kept from negative rows, on 1000 held-out rows left uncorrupted
+    (corrupted, a [MASK] would give the answer away: only negative rows would still hold one)."""
+    rng = np.random.default_rng(seed)
+    ids, _ = masked_lm.make_sequences(1000, K, N_SYMBOLS, rng, K)             # (1000, 1 + 2K)
+    in_order = rng.integers(0, 2, size=1000)                                    # (1000,) 1 = kept
+    ids = task.negatives(ids, np.flatnonzero(in_order == 0), rng)
     with tt.decode.inference(model, "order_accuracy"):
-        guess = model.classify(np.where(batch.in_order[:, None] == 1, clean, batch.ids)).data.argmax(axis=-1)
-    return float((guess == batch.in_order).mean())
+        guess = model.classify(ids).data.argmax(axis=-1)                        # (1000,)
+    return float((guess == in_order).mean())
 
 
 def path_of(args, objective, seed):

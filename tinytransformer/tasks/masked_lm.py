@@ -136,13 +136,14 @@ def shuffle_second_halves(ids, rows, rng):
     return out
 
 
-def sentence_pair_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3):
+def sentence_pair_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3, negatives=shuffle_second_halves):
     """Corpus sequences, each kept (in_order 1) or its y shuffled (0) with equal odds, then corrupted by
-    BERT's rule. The masked-LM targets count in the kept rows only: a shuffled y cannot be read off x."""
+    BERT's rule. The masked-LM targets count in the kept rows only: a shuffled y cannot be read off x.
+    negatives(ids, rows, rng) makes the negative rows (benchmarks/bert_transfer_search.py tries others)."""
     rng = np.random.default_rng(rng)
     ids, _ = make_sequences(batch_size, k_max, n_symbols, rng, k_min)
     in_order = rng.integers(0, 2, size=batch_size)                          # (B,) 1 = kept
-    ids = shuffle_second_halves(ids, np.flatnonzero(in_order == 0), rng)
+    ids = negatives(ids, np.flatnonzero(in_order == 0), rng)
     corrupted, targets = mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols))
     targets[in_order == 0] = PAD
     return SentencePairBatch(corrupted, targets, in_order.astype(np.int64))
