@@ -78,6 +78,7 @@ def test_cli_help_shows_the_defaults_train_uses(capsys):
     assert (f"scale of the warmup learning-rate schedule (default: copy/reverse/addition/text/mlm {LR_SCALE}, "
             f"classify {ClassifyTask.training.lr_scale})") in help_text
     assert f"steps of linear learning-rate warmup (default: {WARMUP})" in help_text
+    assert "(default 512)" in help_text and "MISSING" not in help_text   # text's BPE size, not TransformerConfig's
 
 
 TINY_MODEL = ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8",
@@ -174,8 +175,9 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--target-accuracy 2", "--target-accuracy must be in [0, 1] (a share of exact matches), got 2.0"),
     ("--lr 0", "--lr must be > 0, got 0.0"),
     ("--task addition --digits 0", "addition: --digits must be an integer from 1 to 6, got 0"),
-    ("--task text --seq-len 100000", "text: --seq-len must be an integer from 1 to 610, got 100000"),
-    ("--task text --seq-len 700", "text: --seq-len must be an integer from 1 to 610, got 700"),
+    ("--task text --seq-len 1", "text: --seq-len must be an integer from 2 to 610, got 1"),
+    ("--task text --seq-len 100000", "text: --seq-len must be an integer from 2 to 610, got 100000"),
+    ("--task text --seq-len 700", "text: --seq-len must be an integer from 2 to 610, got 700"),
     ("--task mlm --seq-len 1", "mlm: --seq-len must be an integer >= 2, got 1"),
     ("--task classify --labelled 0", "classify: --labelled must be an integer >= 1, got 0"),
     ("--task classify --readout CLS", "classify: --readout must be one of cloze, cls, got 'CLS'"),
@@ -184,7 +186,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--task copy --digits 3", "--digits is not an option of the copy task"),
     ("--task text --tokenizer char --vocab-size 300", "TextCorpus: --vocab-size is for --tokenizer='bpe'"),
     ("--task text --tokenizer bpe --vocab-size 100", "BPE.train: --vocab-size must be at least 256 (the byte values), got 100"),
-    ("--task text --tokenizer bpe --seq-len 300", "text: --seq-len must be an integer from 1 to 215, got 300"),
+    ("--task text --tokenizer bpe --seq-len 300", "text: --seq-len must be an integer from 2 to 215, got 300"),
     ("--task reverse --tokenizer bpe", "--tokenizer is not an option of the reverse task"),
     ("--task addition --vocab-size 300", "--vocab-size is not an option of the addition task"),
     ("--task classify --pretrained /no/such.npz", "load_checkpoint: no checkpoint file at /no/such.npz"),

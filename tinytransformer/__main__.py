@@ -154,10 +154,9 @@ def train_command(args):
               + "".join(f"; {name.replace('_', ' ')} {value:.4f}" for name, value in measures.items()))
     print(f"{result.wall_seconds:.1f} s wall, {result.train_seconds:.1f} s in training steps, "
           f"{result.ms_per_step:.1f} ms/step")
-    print("\n" + "\n".join(task.show(result.model)))
-
     if args.save:                               # first: the trained model is what took the time
         save_or_keep(result.model, args.save)
+    print("\n" + "\n".join(task.show(result.model)))
     if args.json:
         with open(args.json, "w") as f:
             summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
@@ -223,10 +222,11 @@ def per_task_defaults(field):
     """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it."""
     from .nn import TransformerConfig
     from .tasks import CLASSROOM_MODEL, TASKS, options_of
-    model_defaults = {**{f.name: f.default for f in dataclasses.fields(TransformerConfig)}, **CLASSROOM_MODEL}
+    model_defaults = {**{f.name: f.default for f in dataclasses.fields(TransformerConfig)
+                         if f.default is not dataclasses.MISSING}, **CLASSROOM_MODEL}     # vocab_size has none
     groups = {}
     for name, task_class in TASKS.items():
-        defaults = {**options_of(task_class), **model_defaults, **dataclasses.asdict(task_class.training)}
+        defaults = {**model_defaults, **options_of(task_class), **dataclasses.asdict(task_class.training)}
         if defaults.get(field) is not None:
             groups.setdefault(str(defaults[field]), []).append(name)
     if not groups:

@@ -141,8 +141,8 @@ class TextTask(Task):
             self.corpus = TextCorpus(load_text(self.text_name), tokenizer=self.tokenizer, vocab_size=self.vocab_size)
         elif (self.text_name, self.tokenizer, self.vocab_size) != ("story", "char", None):
             raise ValueError("text: give either a corpus or text_name, tokenizer and vocab_size, not both")
-        # the held-out part must hold at least one window and its next token
-        check_option(self, "seq_len", 1, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
+        # the held-out part must hold at least one window and its next token; show() prompts with half a window
+        check_option(self, "seq_len", 2, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
         self.eval_set = self.corpus.held_out_batch(self.seq_len)
         self.eval_characters = self.corpus.characters(self.eval_set.targets)
 
