@@ -42,11 +42,12 @@ def test_each_row_of_the_table_is_its_runs_summed_up(name):
 
 def test_the_recorded_curve_shows_where_pretraining_pays_and_where_the_gap_closes():
     """What the README and notebook 12 say of it: with the cloze readout pretraining is at least 5 points
-    ahead with 32 labelled sequences, and within one point from 128 on; with [CLS] never 5 points ahead."""
+    ahead with 16 to 64 labelled sequences, and from 128 on within the spread of training from scratch
+    (+0.011 at 128, sd 0.014); with [CLS] behind at every size."""
     table = {(row["readout"], row["labelled"]): row for row in load("curve")["table"]}
-    assert table["cloze", 32]["gap"] >= 0.05
-    assert all(abs(row["gap"]) < 0.015 for (readout, n), row in table.items() if readout == "cloze" and n >= 128)
-    assert all(row["gap"] < 0.05 for (readout, _), row in table.items() if readout == "cls")
+    assert all(table["cloze", n]["gap"] >= 0.05 for n in (16, 32, 64))
+    assert all(row["gap"] < row["scratch"]["sd"] for (readout, n), row in table.items() if readout == "cloze" and n >= 128)
+    assert all(row["gap"] < 0 for (readout, _), row in table.items() if readout == "cls")
 
 
 def test_the_readme_shows_the_recorded_tables():

@@ -63,7 +63,9 @@ def test_every_task_trains_by_name_with_its_own_options_and_its_own_defaults():
     result = train(None, "mlm", seq_len=3, n_symbols=4, eval_size=10, steps=2, batch_size=4, progress=False)
     assert type(result.model) is tt.nn.BERT and result.steps == 2
     assert result.model.config.max_len == 7 and result.model.config.d_model == tt.TransformerConfig(vocab_size=1).d_model == 64
-    assert tasks.MaskedLMTask.training.steps == 600 and tasks.TextTask.training.batch_size == 32
+    fine_tuned = train(None, "classify", seq_len=3, n_symbols=4, n_labelled=8, eval_size=10, steps=100,
+                       batch_size=2, progress=False)
+    assert [step for step, _ in fine_tuned.eval_history] == [50, 100]   # classify's eval_every, not train()'s 100
 
 
 def test_fine_tuning_starts_from_the_pretrained_weights_and_a_new_head(small_tasks):
@@ -92,8 +94,10 @@ def test_text_generation_goes_past_the_models_max_len(small_tasks):
 
 
 def test_make_task_builds_every_task_by_name():
+    small = dict(seq_len=4, n_symbols=5, digits=1, n_labelled=16, eval_size=10)
     for name in tasks.NAMES:
-        if name != "text":
-            assert tasks.make_task(name, **{key: value for key, value in dict(seq_len=4, n_symbols=5, digits=1, n_labelled=16, eval_size=10).items() if key in tasks.options_of(tasks.TASKS[name])}).name == name
+        options = {key: value for key, value in small.items() if key in tasks.options_of(tasks.TASKS[name])}
+        task = tasks.make_task(name, **options)
+        assert type(task) is tasks.TASKS[name] and all(getattr(task, k) == v for k, v in options.items())
     with pytest.raises(ValueError, match="make_task: name must be one of"):
         tasks.make_task("sort")

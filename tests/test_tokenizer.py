@@ -136,7 +136,7 @@ def test_encoding_equals_the_reference(training, text, pre_split):
     merges = reference_merges(training, 6, pattern)
     tok = BPE(merges, pattern)
     assert tok.encode(text) == reference_encode(text, merges, pattern)
-    assert tok.encode(text) == tok.encode(text)           # the second time from the cache
+    assert tok.encode(text) == reference_encode(text, merges, pattern)   # again: now from the cache
 
 
 def test_merges_on_the_story_equal_the_reference():
@@ -179,7 +179,6 @@ def test_same_text_same_merges_whatever_the_order_of_its_chunks():
     first = BPE.train("one\ntwo two\nthree", vocab_size=265)
     second = BPE.train("three\ntwo two\none", vocab_size=265)
     assert first.merges == second.merges
-    assert BPE.train(STORY, 320).merges == BPE.train(STORY, 320).merges
 
 
 # ---------------------------------------------------------------------------
@@ -256,7 +255,7 @@ def test_save_and_load_give_the_same_tokenizer(tmp_path, make):
     assert getattr(loaded, "pattern", None) == getattr(tok, "pattern", None)
     text = STORY[:80] + "é🦜"
     assert loaded.encode(text) == tok.encode(text)
-    json.loads(path.read_text(encoding="utf-8"))          # plain JSON
+    assert json.loads(path.read_text(encoding="utf-8"))["type"] == type(tok).__name__   # plain JSON
 
 
 def test_saved_bpe_reads_one_merge_per_line(tmp_path):
