@@ -56,7 +56,7 @@ def test_command_line_profile_prints_the_time_of_each_op(capsys):
     assert lines[rules[0] - 1].split() == "op calls forward ms backward ms total ms share".split()
     rows = {line.split()[0]: line.split()[1:] for line in lines[rules[0] + 1:rules[1]]}
     assert {"linear", "attention", "layer_norm", "embedding", "cross_entropy"} <= set(rows)
-    for calls, forward, backward, total, share in rows.values():
+    for calls, forward, backward, total, _ in rows.values():
         assert int(calls) >= 1 and float(forward) >= 0 and float(backward) >= 0
         assert float(total) == pytest.approx(float(forward) + float(backward), abs=2e-3)
     assert int(rows["layer_norm"][0]) == 5                               # 2 in the encoder layer, 3 in the decoder's

@@ -542,7 +542,7 @@ def test_tokenization_lessons_in_notebook_13():
     rows = re.findall(r"^(characters|BPE 512) +(\d) +([0-9.]+) +([0-9.]+) +([0-9.]+)$", outputs, re.M)
     assert len(rows) == 6, "notebook 13 does not print its table of three seeds per tokenizer"
     per_char = {}
-    for name, seed, per_token, characters_per_token, nats_per_character in rows:
+    for name, _, per_token, characters_per_token, nats_per_character in rows:
         assert abs(float(per_token) / float(characters_per_token) - float(nats_per_character)) < 2e-3
         per_char.setdefault(name, []).append(float(nats_per_character))
     for name, losses in per_char.items():                  # the means of the printed (rounded) values

@@ -1,4 +1,5 @@
-"""tasks/masked_lm.py: BERT's vocabulary, corpus and corruption rule, the sentence-level objective, the mlm and\nclassify data, and classify's two readouts."""
+"""tasks/masked_lm.py: BERT's vocabulary, corpus and corruption rule, the sentence-level objective, the mlm and
+classify data, and classify's two readouts."""
 import numpy as np
 import pytest
 
@@ -142,7 +143,7 @@ def test_sentence_pair_batch_is_balanced_and_counts_masked_lm_targets_in_kept_ro
     low, high = binomial_bounds(kept.sum(), 0.5)
     assert low < labels[kept].sum() < high                         # the order label says nothing of copy/reverse
     # every row is corrupted alike: [MASK] is no clue to the order label
-    mask_rate = [(batch.ids[rows] == MASK).sum() / (batch.ids[rows] >= BERT_N_SPECIAL - 1).sum()
+    mask_rate = [(batch.ids[rows] == MASK).sum() / (batch.ids[rows] >= MASK).sum()
                  for rows in (kept, shuffled)]
     assert abs(mask_rate[0] - mask_rate[1]) < 0.01
 

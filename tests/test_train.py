@@ -1,4 +1,4 @@
-"""The training loop: exact match, a loss that falls, determinism, flat memory, the command line."""
+"""The training loop: exact match, a loss that falls, determinism and the recorded losses, flat memory, progress."""
 import gc
 import io
 import json
@@ -51,7 +51,7 @@ def test_exact_match_of_a_batch_with_itself_is_1():
 
 
 def small_config(**changes):
-    """conftest's tiny_config at float32, wide enough to learn reverse of length 4 in a few dozen steps."""
+    """helpers.tiny_config's sizes at float32, wide enough to learn reverse of length 4 in a few dozen steps."""
     fields = dict(vocab_size=tt.data.vocab_size(4), d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=5,
                   dtype="float32")
     return tiny_config(**{**fields, **changes})

@@ -94,9 +94,9 @@ def next_token_logits(decoder, ids, cache=None):
     and the cache grows by them. Without one, it re-runs the whole prefix.
     """
     new = ids if cache is None else ids[:, cache.length:]
-    logits = decoder(new, cache).data[:, -1]                                  # (N, V)
-    never = np.isin(np.arange(logits.shape[-1]), (PAD, BOS))                 # (V,) PAD and BOS never come next
-    return np.where(never, -np.inf, logits)
+    logits = decoder(new, cache).data[:, -1].copy()                           # (N, V)
+    logits[:, [PAD, BOS]] = -np.inf                                           # PAD and BOS never come next
+    return logits
 
 
 def generate(model, ids, max_len, choose, name, use_cache=True):

@@ -117,12 +117,13 @@ def train(config=None, task="reverse", *, model=None, seed=0, progress=True, **o
     if isinstance(task, str):
         if task not in TASKS:
             raise ValueError(f"train: task must be a task object or one of {tuple(TASKS)}, got {task!r}")
-        task_options = {name: options.pop(name) for name in list(options) if name in options_of(TASKS[task])}
+        known = options_of(TASKS[task])
+        task_options = {name: options.pop(name) for name in list(options) if name in known}
         task = make_task(task, seed=seed + EVAL_SEED_OFFSET, **task_options)
-    unknown = sorted(set(options) - {field.name for field in dataclasses.fields(Training)})
+    unknown = sorted(set(options) - set(options_of(Training)))
     if unknown:
         raise TypeError(f"train: unknown option {', '.join(unknown)}; the settings are "
-                        + ", ".join(field.name for field in dataclasses.fields(Training)))
+                        + ", ".join(options_of(Training)))
     settings = dataclasses.replace(task.training, **options)
     if model is not None:
         if config is not None and config != model.config:

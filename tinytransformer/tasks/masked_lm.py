@@ -115,6 +115,11 @@ def pretraining_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3):
     return LMBatch(*mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols)))
 
 
+def half_lengths(ids):
+    """ids (B, T) corpus sequences -> (B,) each row's k: [CLS], then 2k symbols, then PAD."""
+    return np.count_nonzero(ids[:, 1:] != PAD, axis=1) // 2
+
+
 class SentencePairBatch(NamedTuple):
     """Masked-LM pretraining with the sentence-level objective on [CLS]."""
     ids: np.ndarray        # (B, T) int64, corrupted by BERT's rule, every row alike
@@ -127,7 +132,7 @@ def shuffle_second_halves(ids, rows, rng):
     in an order that is neither x's nor its reverse (so halves need k >= 3)."""
     out = ids.copy()
     for b in rows:
-        k = np.count_nonzero(ids[b, 1:] != PAD) // 2                        # this row's half length
+        k = half_lengths(ids[b:b + 1])[0]                                    # this row's half length
         x = ids[b, 1:1 + k]                                                   # (k,)
         y = x
         while np.array_equal(y, x) or np.array_equal(y, x[::-1]):           # x[0] != x[-1]: k >= 3 ends this
@@ -152,11 +157,12 @@ def sentence_pair_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3, nega
 def masked_lm_and_order_loss(model, batch, label_smoothing=0.0):
     """The masked-LM loss plus the [CLS] head's cross-entropy on in_order, as BERT adds its two losses."""
     x = model.encode(batch.ids)                                              # (B, T, d_model)
-    order = F.cross_entropy(model.classifier(model.first_position(x)), batch.in_order,
-                            label_smoothing=label_smoothing)
+    order_logits = model.classifier(model.first_position(x))                 # (B, 2) from [CLS]'s vector
+    order = F.cross_entropy(order_logits, batch.in_order, label_smoothing=label_smoothing)
     if (batch.targets == PAD).all():                                         # every row shuffled: no masked-LM target
         return order
-    masked_lm = F.cross_entropy(model.logits(x), batch.targets, ignore_index=PAD, label_smoothing=label_smoothing)
+    masked_lm = F.cross_entropy(model.logits(x), batch.targets, ignore_index=PAD,             # logits (B, T, V)
+                                label_smoothing=label_smoothing)
     return masked_lm + order
 
 
@@ -168,16 +174,19 @@ def cloze_logits(model, ids):
     """
     B, T = ids.shape
     rows = np.arange(B)
-    k = np.count_nonzero(ids[:, 1:] != PAD, axis=1) // 2                    # (B,) each row's half length
+    k = half_lengths(ids)                                                    # (B,) each row's half length
     asked = ids.copy()
     asked[rows, 1 + k] = MASK                                                # y starts at 1 + k
     x = model.encode(asked)                                                  # (B, T, d_model)
+    # Both picks are products with one-hot arrays, as BERT.first_position: the tape has no indexing op.
     at = np.zeros((B, 1, T), dtype=x.dtype)                                  # (B, 1, T) one-hot of the asked position
     at[rows, 0, 1 + k] = 1.0
+    # backward: dx = at^T @ dout, so only position 1 + k of each row gets a gradient
     logits = model.logits(F.matmul(at, x))                                   # (B, 1, d_model) -> (B, 1, V)
     candidates = np.zeros((B, logits.shape[-1], 2), dtype=x.dtype)           # (B, V, 2) one-hot columns
     candidates[rows, ids[:, 1], 0] = 1.0                                     # x's first symbol: a copy
     candidates[rows, ids[rows, k], 1] = 1.0                                  # x's last symbol: a reverse
+    # backward: dlogits = dout @ candidates^T, so only the two candidate symbols' logits get one
     return F.reshape(F.matmul(logits, candidates), (B, 2))                  # (B, 1, 2) -> (B, 2)
 
 

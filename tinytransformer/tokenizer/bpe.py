@@ -16,10 +16,9 @@ which counts once and then updates only what each merge touches.
 from collections import Counter
 
 from .base import Tokenizer, check_special_tokens, check_unicode
-from .incremental import apply_merges, learn_merges
+from .incremental import N_BYTES, apply_merges, learn_merges
 from .split import SPLIT_PATTERN, compile_pattern, split_text
 
-N_BYTES = 256
 CACHE_LIMIT = 100_000       # chunks whose ids encode() remembers; then it starts again
 
 
@@ -44,10 +43,10 @@ def merge(ids, pair, new_id):
     return out
 
 
-def learn_merges_naive(chunks, weights, n_merges, first_id=N_BYTES):
+def learn_merges_naive(chunks, weights, n_merges):
     """The same merges as incremental.learn_merges, recounting every pair after every merge (slow)."""
     chunks, merges = [list(chunk) for chunk in chunks], []
-    for new_id in range(first_id, first_id + n_merges):
+    for new_id in range(N_BYTES, N_BYTES + n_merges):
         counts = {}
         for chunk, weight in zip(chunks, weights):
             pair_counts(chunk, counts, weight)
@@ -107,7 +106,7 @@ class BPE(Tokenizer):
             raise TypeError(f"BPE.train: vocab_size must be an int, got {vocab_size!r}")
         n_special = len(check_special_tokens(special_tokens, "BPE.train"))
         if vocab_size < N_BYTES + n_special:
-            raise ValueError(f"BPE.train: vocab_size must be at least 256 (the byte values)"
+            raise ValueError("BPE.train: vocab_size must be at least 256 (the byte values)"
                              + (f" + {n_special} special tokens" if n_special else "") + f", got {vocab_size}")
         check_unicode(text, "BPE.train")
         counts = chunk_counts(text, compile_pattern(pattern, "BPE.train"))

@@ -14,6 +14,8 @@ the same chain to encode text with merges already learned.
 import heapq
 from collections import defaultdict
 
+N_BYTES = 256               # ids 0..255 are the byte values; merges make ids from 256 on
+
 GONE = -1        # the id of a position whose token was merged into its left neighbour; also "no neighbour"
 
 
@@ -85,9 +87,9 @@ class SymbolChain:
         return out
 
 
-def learn_merges(chunks, weights, n_merges, first_id=256):
+def learn_merges(chunks, weights, n_merges):
     """Up to n_merges merges, each of the most frequent pair (ties: the smaller pair, (a, b) < (c, d)
-    if a < c, or a == c and b < d), making ids first_id, first_id + 1, ...; fewer if no pair is left.
+    if a < c, or a == c and b < d), making ids 256, 257, ... (after the bytes); fewer if no pair is left.
 
     chunks: sequences of ids (a chunk's UTF-8 bytes); weights: how often each chunk occurs.
     Returns the merged pairs in order.
@@ -100,7 +102,7 @@ def learn_merges(chunks, weights, n_merges, first_id=256):
         negative_count, pair = heapq.heappop(heap)
         if chain.count.get(pair) != -negative_count:
             continue                         # out of date: the pair's count changed, and its new count was pushed
-        for changed in chain.merge(pair, first_id + len(merges)):
+        for changed in chain.merge(pair, N_BYTES + len(merges)):
             if changed in chain.count:
                 heapq.heappush(heap, (-chain.count[changed], changed))
         merges.append(pair)
