@@ -15,15 +15,9 @@ import tinytransformer as tt
 from tinytransformer import ops
 from tinytransformer.gradcheck import PASS_ERROR
 from tinytransformer.gradcheck_every_op import CHECKS
+from tinytransformer.grader import is_float_array
 
 from helpers import keep_mask, normal
-
-
-
-
-
-def is_float_array(x):
-    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
 
 
 
@@ -42,7 +36,6 @@ def test_backward_matches_finite_differences(check):
         assert r.passed and r.relative_error < 1e-8, r         # rounding only
 
 
-
 def arrays_in(cache):
     if isinstance(cache, np.ndarray):
         return [cache]
@@ -51,49 +44,33 @@ def arrays_in(cache):
     return []
 
 
-
+# variants the grader's cases (CHECKS) do not cover
 PAIRS = {
-    "linear without bias": (ops.linear_forward, ops.linear_backward,
-                            [normal(3, 5), normal(5, 4), lambda r: None], {}),
     "linear on 4-D x": (ops.linear_forward, ops.linear_backward,
                         [normal(2, 2, 3, 5), normal(5, 4), normal(4)], {}),
-    "gelu on a wide range": (ops.gelu_forward, ops.gelu_backward,
-                             [lambda r: 3 * r.standard_normal((3, 5))], {}),
     "softmax over axis 0": (ops.softmax_forward, ops.softmax_backward, [normal(2, 3, 5)], {"axis": 0}),
     "log_softmax over axis 1": (ops.log_softmax_forward, ops.log_softmax_backward,
                                 [normal(2, 3, 5)], {"axis": 1}),
-    "layer_norm 2-D, eps=1e-3": (ops.layer_norm_forward, ops.layer_norm_backward,
-                                 [normal(3, 5), normal(5), normal(5)], {"eps": 1e-3}),
-    "attention, no mask, scale=0.5": (ops.attention_forward, ops.attention_backward,
-                                      [normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6), lambda r: None],
-                                      {"scale": 0.5}),
     "attention, padding-shaped mask": (ops.attention_forward, ops.attention_backward,
                                        [normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6), keep_mask(2, 1, 4)],
                                        {}),
     "embedding": (ops.embedding_forward, ops.embedding_backward,
                   [lambda r: np.array([[1, 1, 4], [0, 1, 2]]), normal(5, 3)], {}),
-    "cross_entropy, plain": (ops.cross_entropy_forward, ops.cross_entropy_backward,
-                             [normal(4, 5), lambda r: np.array([0, 4, 2, 2])], {}),
     "cross_entropy, label_smoothing=1": (ops.cross_entropy_forward, ops.cross_entropy_backward,
                                          [normal(4, 5), lambda r: np.array([0, 4, 2, 2])],
                                          {"label_smoothing": 1.0}),
     "cross_entropy, ignore_index=-100": (ops.cross_entropy_forward, ops.cross_entropy_backward,
                                          [normal(2, 3, 5), lambda r: np.array([[1, -100, 4], [-100, 3, 0]])],
                                          {"ignore_index": -100, "label_smoothing": 0.2}),
-    "positional_encoding, odd d_model": (ops.positional_encoding_forward, ops.positional_encoding_backward,
-                                         [normal(2, 3, 5)], {}),
     "split_heads into 3": (ops.split_heads_forward, ops.split_heads_backward, [normal(2, 4, 6)], {"n_heads": 3}),
     "merge_heads of 3": (ops.merge_heads_forward, ops.merge_heads_backward, [normal(2, 3, 4, 2)], {}),
     "add, both broadcast": (ops.add_forward, ops.add_backward, [normal(2, 1, 5), normal(3, 1)], {}),
     "matmul, a broadcast": (ops.matmul_forward, ops.matmul_backward, [normal(1, 3, 5), normal(2, 5, 4)], {}),
-    "sum of everything": (ops.sum_forward, ops.sum_backward, [normal(2, 3, 5)], {}),
     "sum, axis=-1, keepdims": (ops.sum_forward, ops.sum_backward, [normal(2, 3, 5)],
                                {"axis": -1, "keepdims": True}),
     "mean over (0, 2)": (ops.mean_forward, ops.mean_backward, [normal(2, 3, 5)], {"axis": (0, 2)}),
     "reshape with -1": (ops.reshape_forward, ops.reshape_backward, [normal(2, 3, 5)], {"shape": (-1, 5)}),
-    "transpose, default (reversed axes)": (ops.transpose_forward, ops.transpose_backward, [normal(2, 3, 5)], {}),
 }
-
 
 
 @pytest.mark.parametrize("forward, backward, makers, options", PAIRS.values(), ids=PAIRS.keys())

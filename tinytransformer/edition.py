@@ -20,10 +20,9 @@ import json
 import shutil
 from pathlib import Path
 
-from .grader import op_names
+from .grader import PROJECT, op_names
 from .stubs import backward_names, stub_source
 
-PROJECT = Path(__file__).resolve().parent.parent
 STUDENT_README = Path(__file__).resolve().parent / "templates" / "student_readme.md"
 OPS = Path("tinytransformer/ops")
 TAPE_FILE, TAPE_FUNCTION = Path("tinytransformer/tensor.py"), "Tape.backward"

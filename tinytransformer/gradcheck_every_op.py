@@ -30,8 +30,13 @@ class OpCase(NamedTuple):
         return getattr(ops, f"{self.op}_backward")
 
     @property
+    def label(self):
+        """'x (2, 3, 5), axis=1': the case's shapes and options."""
+        return describe(self.make_inputs(np.random.default_rng(0)), self.options)
+
+    @property
     def name(self):
-        return f"{self.op} {describe(self.make_inputs(np.random.default_rng(0)), self.options)}"
+        return f"{self.op} {self.label}"
 
     def run_forward(self, *inputs):
         """(out, cache) of the op's forward (dropout's rng is a seed: the same mask every call)."""
