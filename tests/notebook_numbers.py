@@ -19,6 +19,7 @@ SOURCED = {
     },
     "03": {
         "1e-13": "the prose's estimate of the truncation error at the step 1e-6: (1e-6)**2 |f'''| / 6, |f'''| about 1",
+        "1e-7": "arithmetic of the prose: float32's machine epsilon, 1.2e-7 as printed, to its order of magnitude",
     },
     "04": {
         "2.5": "PyTorch 2.5's release notes: scaled_dot_product_attention returns zeros for a fully masked row",
