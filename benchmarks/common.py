@@ -1,9 +1,26 @@
-"""What the benchmark scripts share: the thread count, and the optional PyTorch reference.
+"""What the benchmark scripts share: the thread count, the optional PyTorch reference, timing and the load.
 
 Imports nothing heavy itself: use_threads must run before NumPy is imported.
 """
 import os
+import statistics
 import sys
+import time
+
+
+def median_seconds(fn, repeats):
+    """(median seconds of fn() over repeats calls, the last call's result)."""
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def load_average():
+    """'0.52 0.91 1.18': the load average over 1, 5 and 15 minutes."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def use_threads(n):

@@ -9,55 +9,41 @@ time of `python -m tinytransformer gradcheck` in a fresh process, imports includ
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from common import load_average, median_seconds
 from tinytransformer import edition, grader
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def load():
-    return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
-
-
-def median_seconds(run, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    print(f"load average (1 min) before: {load()}")
+    print(f"load average (1 min) before: {load_average().split()[0]}")
 
     with tempfile.TemporaryDirectory() as folder:
         count = iter(range(args.repeats))
-        build = median_seconds(lambda: edition.build_edition(Path(folder) / f"edition{next(count)}"), args.repeats)
+        build, _ = median_seconds(lambda: edition.build_edition(Path(folder) / f"edition{next(count)}"), args.repeats)
     print(f"build a student edition (every op blank): {build:.2f} s, median of {args.repeats}")
 
     print(f"\n{'op':<22}{'grader seconds':>15}")
     total = 0.0
     for name in grader.op_names():
-        seconds = median_seconds(lambda: grader.grade_op(name), args.repeats)
+        seconds, _ = median_seconds(lambda: grader.grade_op(name), args.repeats)
         total += seconds
         print(f"{name:<22}{seconds:>15.3f}")
     print(f"{'every op':<22}{total:>15.3f}")
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    wall = median_seconds(lambda: subprocess.run([sys.executable, "-m", "tinytransformer", "gradcheck"], cwd=ROOT,
+    wall, _ = median_seconds(lambda: subprocess.run([sys.executable, "-m", "tinytransformer", "gradcheck"], cwd=ROOT,
                                                  env=env, capture_output=True, check=True), args.repeats)
     print(f"python -m tinytransformer gradcheck, a fresh process: {wall:.2f} s wall, median of {args.repeats}")
-    print(f"load average (1 min) after: {load()}")
+    print(f"load average (1 min) after: {load_average().split()[0]}")
 
 
 if __name__ == "__main__":

@@ -18,14 +18,13 @@ Targets: training under 10 s, encoding at least 200 KB/s, on a 2-core machine.
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 
 import pydoc_data.topics
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from common import load_average, median_seconds as seconds  # noqa: E402
 from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, learn_merges, learn_merges_naive  # noqa: E402
 from tinytransformer.tokenizer.bpe import chunk_counts  # noqa: E402
 from tinytransformer.tokenizer.incremental import apply_merges  # noqa: E402
@@ -39,21 +38,6 @@ def corpus(kb):
     if len(data) < 2 * n:
         raise SystemExit(f"tokenizer benchmark: the topics have {len(data)} bytes, fewer than 2 x {n}")
     return data[:n].decode("utf-8", errors="ignore"), data[n:2 * n].decode("utf-8", errors="ignore")
-
-
-def seconds(fn, repeats):
-    """(median seconds of fn() over repeats calls, the last result)."""
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
-def load():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
 
 
 def training(text, vocab_size, repeats, naive_without_pre_split):
@@ -147,14 +131,14 @@ def main():
                         help="also time the naive trainer on the text as one chunk (takes minutes)")
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores; "
-          f"load average {load()} at the start")
+          f"load average {load_average()} at the start")
     text, held_out = corpus(args.kb)
     print(f"text: pydoc_data.topics, {len(text.encode('utf-8'))} bytes to train on, "
           f"{len(held_out.encode('utf-8'))} held out\n")
     training(text, args.vocab_size, args.repeats, args.naive_without_pre_split)
     tok = encoding(text, held_out, args.vocab_size, args.repeats)
     hugging_face(text, held_out, args.vocab_size, args.repeats, tok)
-    print(f"\nload average {load()} at the end")
+    print(f"\nload average {load_average()} at the end")
 
 
 if __name__ == "__main__":

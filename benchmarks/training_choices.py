@@ -47,7 +47,6 @@ CHOICES = ("baseline", "adam_lr", "sgd", "sgd_momentum", "no_warmup", "smoothing
 PEAK_GRIDS = {"adam_lr": (0.00625, 0.0125, 0.025, 0.05), "sgd": (0.1, 0.3, 1.0),   # peak learning rates
               "sgd_momentum": (0.03, 0.1, 0.3)}
 SEQ_LEN, N_SYMBOLS, BATCH_SIZE, WARMUP, EVAL_EVERY, EVAL_SIZE, TARGET = 10, 10, 64, 100, 100, 1000, 0.99
-EVAL_SEED_OFFSET = 1_000_000     # as train.train: the held-out set's seed is seed + this
 
 
 def settings(choice, peak_lr=None):
@@ -66,7 +65,7 @@ def run(seed, s, max_steps):
     import tinytransformer as tt
     from tinytransformer import data, optim
     from tinytransformer import functional as F
-    from tinytransformer.train import evaluate, train_step
+    from tinytransformer.train import EVAL_SEED_OFFSET, evaluate, train_step   # held-out seed: seed + this
 
     config = tt.TransformerConfig(data.vocab_size(N_SYMBOLS), d_model=64, n_heads=4, n_layers=2, d_ff=128,
                                   max_len=SEQ_LEN + 1, dropout=s["dropout"])
