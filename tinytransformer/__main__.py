@@ -135,7 +135,7 @@ def train_command(args):
     except (ValueError, TypeError, OSError) as error:
         raise BadInput(as_flags(str(error))) from None
     if args.profile:
-        return profile_command(args, task, task.new_model(config, np.random.default_rng(args.seed)))
+        return profile_command(args, task, settings, task.new_model(config, np.random.default_rng(args.seed)))
     check_outputs(args)
     print(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "
           f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
@@ -173,7 +173,7 @@ def describe_model(task, c):
     return f"d_model {c.d_model}, {c.n_heads} heads, {layers} layers, d_ff {c.d_ff}"
 
 
-def profile_command(args, task, model):
+def profile_command(args, task, settings, model):
     """Time --profile-steps training steps of the task's model on one batch, op by op, and print
     the table: milliseconds per step in each op's forward and backward, and each op's share of the step."""
     from .optim import Adam, WarmupSchedule
@@ -181,7 +181,6 @@ def profile_command(args, task, model):
 
     if args.profile_steps < 1:
         raise BadInput(f"--profile-steps must be >= 1, got {args.profile_steps}")
-    settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
     batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
     optimizer = Adam(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
     profile_steps(model, batch, optimizer, 1, task.loss)     # not timed: the first step allocates Adam's state
