@@ -10,6 +10,7 @@ from tinytransformer import ops
 from tinytransformer.course import grader
 from tinytransformer.__main__ import main
 from tinytransformer.course.cases import CHECKS
+from tinytransformer.gradcheck import relative_error
 
 OPS_DIR = Path(ops.__file__).parent
 
@@ -57,7 +58,7 @@ def test_first_run_gives_both_gradients_as_the_grader_sees_them():
     assert list(found) == ["x", "W", "b"] and inputs["x"].shape == (2, 3, 5)
     for name, (yours, right) in found.items():
         assert yours.shape == right.shape == inputs[name].shape
-        assert grader.relative_error(yours, right) < 1e-8
+        assert relative_error(yours, right) < 1e-8
     _, found = grader.first_run("linear", backward=lambda dout, cache: tuple(-g for g in ops.linear_backward(dout, cache)))
     assert all(np.allclose(yours, -right) for yours, right in found.values())
 
@@ -90,7 +91,7 @@ def test_a_backward_that_raises_is_reported_with_its_line(monkeypatch):
     line = raises_on_a_shape.__code__.co_firstlineno + 2
     assert grade.where == f"tests/test_grader.py:{line}: return (out @ dout,)"
     lines = grader.report([grade])
-    assert lines[-3].strip() == f"at {grade.where}" and lines[-1] == "0 of 1 pass; FAIL: softmax"
+    assert lines[-3].strip() == f"on {grade.case}, at {grade.where}" and grade.case == "x (2, 3, 5), axis=-1" and lines[-1] == "0 of 1 pass; FAIL: softmax"
 
 
 @pytest.mark.parametrize("backward, problem", [

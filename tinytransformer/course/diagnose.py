@@ -5,6 +5,7 @@
 `right` is the gradient by finite differences, `yours` what a backward pass
 returned for an input of shape `shape`. The patterns, tried in this order:
 
+    named           a classic mistake of softmax, layer_norm, exp or gelu (recognise, below)
     wrong shape     transposed; missing sum over the broadcast axes; else the two shapes
     not finite      nan or inf: where
     zero            yours is 0 everywhere, or 0 at the only elements that are wrong
@@ -33,7 +34,7 @@ from ..ops import broadcast_axes, unbroadcast
 
 class Diagnosis(NamedTuple):
     kind: str           # "wrong shape", "transposed", "missing sum", "not finite", "zero", "wrong sign",
-                        # "factor", "close", "nonzero", "some elements"
+                        # "factor", "close", "nonzero", "some elements", or a classic mistake by name
     text: str           # the sentence the grader prints
     detail: object = None   # the factor, the axes to sum, or the boolean array of wrong elements
 
@@ -139,3 +140,62 @@ def places(name, wrong, shown=4):
              for index in groups[:shown]]
     more = f", ... ({len(groups)} places)" if len(groups) > shown else ""
     return f"{wrong.sum()} of {wrong.size} elements: {', '.join(where)}{more}"
+
+
+# ---------------------------------------------------------------------------
+# The classic mistakes of four ops, recognised by name from the op's cache.
+
+def recognise(op, trial, yours, name):
+    """A Diagnosis naming a classic mistake of op (softmax, layer_norm, exp, gelu) in yours, the gradient
+    of input `name` on trial (op_grading.Trial); None when it is none of them."""
+    recognisers = {("softmax", "x"): _softmax_mistakes, ("layer_norm", "x"): _layer_norm_mistakes,
+                   ("exp", "x"): _exp_mistakes, ("gelu", "x"): _gelu_mistakes}
+    found = recognisers.get((op, name))
+    yours = np.asarray(yours, dtype=np.float64)
+    return found(yours, trial.right[name], trial.dout, trial.cache) if found else None
+
+
+def _softmax_mistakes(yours, right, dout, cache):
+    out, axis = cache
+    if within_pass_error(yours, out * dout):
+        return Diagnosis("softmax without the subtraction term",
+                         "softmax without the subtraction term: your dx is y * dout, the Jacobian's diagonal "
+                         "only; every y_i also depends on every x_j through the normalising sum")
+    return None
+
+
+def _layer_norm_mistakes(yours, right, dout, cache):
+    xhat, rstd, gamma = cache
+    # Each mistake adds to dx, row by row, a constant (the mean's dependence ignored), a multiple of
+    # xhat (the variance's), or both: fit err = a + b * xhat per row (xhat sums to 0 along a row).
+    err = yours - right
+    a = err.mean(axis=-1, keepdims=True)
+    b = (err * xhat).sum(axis=-1, keepdims=True) / (xhat * xhat).sum(axis=-1, keepdims=True)
+    scale = np.abs(yours).max() + np.abs(right).max()
+    if np.abs(err - a - b * xhat).max() > 1e-6 * scale:
+        return None
+    ignored = " and ".join(what for what, part in (("the mean", a), ("the variance", b * xhat))
+                           if np.abs(part).max() > 1e-6 * scale)
+    if not ignored:
+        return None
+    return Diagnosis(f"layer norm ignoring {ignored}",
+                     f"layer norm ignoring how {ignored} depend{'s' * (' and ' not in ignored)} on x: x reaches "
+                     "y through the mean and the variance of its row as well as directly")
+
+
+def _exp_mistakes(yours, right, dout, cache):
+    out = cache
+    if within_pass_error(yours, dout * np.exp(out)):
+        return Diagnosis("exp(out)", "exp's backward as exp(out): d e^x/dx is e^x, which the forward already "
+                                     "returned as out; exp(out) is e^(e^x)")
+    return None
+
+
+def _gelu_mistakes(yours, right, dout, cache):
+    x, t = cache
+    outer = 0.5 * (1.0 + t)
+    if within_pass_error(yours, dout * (outer + 0.5 * x * (1.0 - t * t))) or within_pass_error(yours, dout * outer):
+        return Diagnosis("gelu without the inner derivative",
+                         "gelu without its inner derivative: tanh's argument c (x + 0.044715 x^3) depends "
+                         "on x too, and the chain rule multiplies by its derivative")
+    return None

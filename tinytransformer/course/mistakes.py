@@ -15,6 +15,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .. import ops
 from ..ops import sum_backward, unbroadcast
 
 
@@ -47,6 +48,22 @@ def layer_norm_without_the_mean_terms(dout, cache):
     dbeta = unbroadcast(dout, gamma.shape)
     dx = rstd * (dout * gamma)                              # mistake: both mean terms left out
     return dx, dgamma, dbeta
+
+
+def layer_norm_ignoring_the_mean(dout, cache):
+    """As if the mean were a constant: the variance's term is there, the mean's is not."""
+    xhat, rstd, gamma = cache
+    dxhat = dout * gamma
+    dx = rstd * (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))   # mistake: "- mean(dxhat)" left out
+    return dx, unbroadcast(dout * xhat, gamma.shape), unbroadcast(dout, gamma.shape)
+
+
+def layer_norm_ignoring_the_variance(dout, cache):
+    """As if the variance were a constant: the mean's term is there, the variance's is not."""
+    xhat, rstd, gamma = cache
+    dxhat = dout * gamma
+    dx = rstd * (dxhat - dxhat.mean(axis=-1, keepdims=True))   # mistake: "- xhat * mean(dxhat * xhat)" left out
+    return dx, unbroadcast(dout * xhat, gamma.shape), unbroadcast(dout, gamma.shape)
 
 
 def layer_norm_dgamma_not_summed(dout, cache):
@@ -143,6 +160,12 @@ def gelu_derivative_of_the_exact_form(dout, cache):
     return (dout * (Phi + x * phi),)                        # mistake: the other GELU's derivative
 
 
+def gelu_without_the_inner_derivative(dout, cache):
+    """tanh's argument c (x + 0.044715 x^3) depends on x: the chain rule multiplies by its derivative."""
+    x, t = cache
+    return (dout * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t)),)   # mistake: "* c (1 + 3 * 0.044715 x^2)" left out
+
+
 def gelu_with_a_rounded_constant(dout, cache):
     """sqrt(2/pi) typed as 0.7978: right to four digits, and still wrong."""
     x, t = cache
@@ -184,6 +207,12 @@ def linear_bias_summed_over_the_batch_axis_only(dout, cache):
     return dx, dW, db
 
 
+def log_softmax_sending_gradient_to_masked_inputs(dout, cache):
+    """Right where x is finite; a masked -inf input is a constant, and must get no gradient."""
+    out, axis = cache
+    return (dout - np.exp(out) * dout.sum(axis=axis, keepdims=True),)   # mistake: not zeroed where out = -inf
+
+
 def embedding_overwriting_repeated_ids(dout, cache):
     """A token used twice must get the sum of both gradients; fancy assignment keeps only one."""
     ids, table_shape = cache
@@ -218,6 +247,12 @@ def cross_entropy_ignored_positions_not_zeroed(dout, cache):
 
 # tensor.py: the tape's replay
 
+def cross_entropy_in_float64(dout, cache):
+    """Right numbers in the wrong dtype: float32 logits get a float64 gradient, and training goes float64."""
+    dlogits, dtargets = ops.cross_entropy_backward(dout, cache)
+    return dlogits.astype(np.float64), dtargets             # mistake: the gradient's dtype is not the logits'
+
+
 def replay_assigning_instead_of_adding(tape, output, grad=None):
     """A tensor used twice must get the sum of its paths; assigning keeps only the last one."""
     output.grad = np.ones_like(output.data) if grad is None else grad
@@ -233,9 +268,11 @@ def replay_assigning_instead_of_adding(tape, output, grad=None):
 
 
 MISTAKES = [
-    Mistake("softmax", softmax_without_the_sum_term, None),
+    Mistake("softmax", softmax_without_the_sum_term, "softmax without the subtraction term"),
     Mistake("softmax", softmax_summed_over_the_last_axis, None),
-    Mistake("layer_norm", layer_norm_without_the_mean_terms, None),
+    Mistake("layer_norm", layer_norm_without_the_mean_terms, "layer norm ignoring the mean and the variance"),
+    Mistake("layer_norm", layer_norm_ignoring_the_mean, "layer norm ignoring the mean"),
+    Mistake("layer_norm", layer_norm_ignoring_the_variance, "layer norm ignoring the variance"),
     Mistake("layer_norm", layer_norm_dgamma_not_summed, "missing sum"),
     Mistake("attention", attention_scale_forgotten_in_dq, "factor"),
     Mistake("attention", attention_dk_not_transposed, "raised"),
@@ -243,11 +280,13 @@ MISTAKES = [
     Mistake("add", add_without_the_broadcast_sum, "missing sum"),
     Mistake("sub", sub_with_the_wrong_sign, "wrong sign"),
     Mistake("mean", mean_without_dividing_by_n, "factor"),
-    Mistake("exp", exp_of_the_output, None),
+    Mistake("exp", exp_of_the_output, "exp(out)"),
     Mistake("relu", relu_without_the_mask, "nonzero"),
     Mistake("relu", relu_zeroing_dout_in_place, "contract"),
     Mistake("gelu", gelu_derivative_of_the_exact_form, "close"),
     Mistake("gelu", gelu_with_a_rounded_constant, "close"),
+    Mistake("gelu", gelu_without_the_inner_derivative, "gelu without the inner derivative"),
+    Mistake("log_softmax", log_softmax_sending_gradient_to_masked_inputs, "contract"),
     Mistake("dropout", dropout_scale_forgotten, "factor"),
     Mistake("transpose", transpose_with_the_same_axes, "wrong shape"),
     Mistake("linear", linear_dW_transposed, "transposed"),
@@ -255,5 +294,6 @@ MISTAKES = [
     Mistake("embedding", embedding_overwriting_repeated_ids, "some elements"),
     Mistake("cross_entropy", cross_entropy_without_label_smoothing, "some elements"),
     Mistake("cross_entropy", cross_entropy_ignored_positions_not_zeroed, "nonzero"),
+    Mistake("cross_entropy", cross_entropy_in_float64, "contract"),
     Mistake("tape", replay_assigning_instead_of_adding, None),
 ]
