@@ -1,0 +1,107 @@
+"""`python -m tinytransformer grade SUBMISSION...`: grade a class's backward passes with this installed library."""
+import csv
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+from .common import BadInput
+from ..course.grader import op_names
+from ..course.isolation import Batch
+from ..course.submission import grade_submission
+from ..course.tape_grading import TAPE
+
+
+def add_parser(commands):
+    grade = commands.add_parser(
+        "grade", help="grade students' editions (folders or .zip files): their backward passes, isolated",
+        description="Grade each SUBMISSION (a student edition: a folder or a .zip of one) with this installed "
+                    "tinytransformer: its forward passes, finite differences, cases and pass rule. Only the "
+                    "backward passes (and Tape.backward with --tape) are taken from a submission; they run in "
+                    "a process of their own, with a time and a memory limit, and hand back only arrays. One line "
+                    "per submission; a submission that cannot be read gets its line and the rest go on.")
+    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="an edition folder or a .zip of one")
+    grade.add_argument("--json", metavar="FILE", help="write every submission's score and ops as JSON")
+    grade.add_argument("--csv", metavar="FILE", help="write one row per submission, one column per op")
+    grade.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                       help="seconds an op may take before it is a timeout (default 10)")
+    grade.add_argument("--points", metavar="FILE",
+                       help='a JSON file {"op": points, ...}: the ops graded and their weights '
+                            "(default: every op, 1 point each)")
+    grade.add_argument("--tape", action="store_true", help="grade Tape.backward too (a --tape edition)")
+    grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                       help="submissions graded at once (default: the number of CPUs)")
+    grade.set_defaults(run=run)
+
+
+def read_points(path, tape):
+    """{op: points}: from the --points file, or 1 for every op (and the tape with --tape)."""
+    known = op_names()
+    if path is None:
+        return {op: 1.0 for op in known if op != TAPE or tape}
+    try:
+        with open(path) as f:
+            points = json.load(f)
+    except (OSError, ValueError) as error:
+        raise BadInput(f"--points {path}: expected a JSON file of {{op: points}}, could not read it ({error})") from None
+    if not isinstance(points, dict) or not points:
+        raise BadInput(f"--points {path}: expected a JSON object {{op: points}}, got {type(points).__name__}")
+    unknown = [op for op in points if op not in known]
+    bad = [op for op, value in points.items() if not isinstance(value, (int, float)) or value < 0]
+    if unknown or bad:
+        raise BadInput(f"--points {path}: " + (f"no op named {', '.join(unknown)} (the ops are {', '.join(known)})"
+                                               if unknown else f"points must be numbers >= 0 ({', '.join(bad)})"))
+    return {op: float(value) for op, value in points.items()}
+
+
+def check_output(flag, path):
+    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise BadInput(f"{flag} {path}: the folder {os.path.dirname(os.path.abspath(path))} does not exist")
+
+
+def run(args):
+    points = read_points(args.points, args.tape)
+    for flag in ("--json", "--csv"):
+        check_output(flag, getattr(args, flag[2:]))
+    if args.timeout <= 0 or args.jobs < 1:
+        raise BadInput(f"--timeout must be > 0 and --jobs >= 1, got {args.timeout:g} and {args.jobs}")
+    with Batch(points) as batch, ThreadPoolExecutor(args.jobs) as pool:
+        graded = list(pool.map(lambda path: grade_submission(path, batch, points, args.timeout), args.submissions))
+    for g in graded:
+        print(line(g))
+    if args.json:
+        write_atomically(args.json, json.dumps({"submissions": [as_json(g) for g in graded]}, indent=1) + "\n")
+    if args.csv:
+        write_atomically(args.csv, as_csv(graded, list(points)))
+    return 0
+
+
+def line(g):
+    """'alice.zip: 24/26; fail: softmax (...); not written: gelu': one submission, in a line and a few more."""
+    if g.problem:
+        return f"{g.path}: not graded: {g.problem}"
+    others = [f"\n  {op}: {r.status}" + (f": {r.diagnosis}" if r.diagnosis else "")
+              for op, r in g.ops.items() if r.status != "pass"]
+    return f"{g.path}: {g.score:g}/{g.max_score:g}" + "".join(others)
+
+
+def as_json(g):
+    return {"path": g.path, "score": g.score, "max_score": g.max_score, **({"problem": g.problem} if g.problem else {}),
+            "ops": {op: r._asdict() for op, r in g.ops.items()}}
+
+
+def as_csv(graded, ops):
+    import io
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(["path", "score", "max_score"] + ops)
+    for g in graded:
+        writer.writerow([g.path, f"{g.score:g}", f"{g.max_score:g}"] + [g.ops[op].status for op in ops])
+    return text.getvalue()
+
+
+def write_atomically(path, text):
+    """Write text to path through a temporary file beside it: a reader never sees half a file."""
+    temporary = f"{path}.writing"
+    with open(temporary, "w", newline="") as f:
+        f.write(text)
+    os.replace(temporary, path)
