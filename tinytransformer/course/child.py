@@ -106,8 +106,7 @@ def where(error, sources):
     if not frames:
         return ""
     frame = frames[-1]
-    lines = sources[frame.filename].splitlines()
-    text = lines[frame.lineno - 1].strip() if 0 < frame.lineno <= len(lines) else ""
+    text = sources[frame.filename].get(frame.lineno, "").strip()
     return f"{frame.filename}:{frame.lineno}: {text}"[:300]
 
 
@@ -129,7 +128,9 @@ def main(job, tree, numpy_home, memory, cpu_seconds):
                                                sysconfig.get_paths()["platstdlib"])]
     sys.addaudithook(guard(readable, out, [os.path.realpath(p) for p in spec["forbidden"]]))
 
-    sources = {f["file"]: "\n" * (f["line"] - 1) + f["source"] for f in spec["functions"].values()}
+    sources = {}                                    # {file: {line number: the student's line}}
+    for f in spec["functions"].values():
+        sources.setdefault(f["file"], {}).update(enumerate(f["source"].splitlines(), start=f["line"]))
     stubs = {op: getattr(modules[f["module"]], f["qualname"], None) for op, f in spec["functions"].items()}
     defined = {op: answer(lambda: define(function, modules), sources) for op, function in spec["functions"].items()}
     for op, function in spec["functions"].items():       # all first: attention's backward calls softmax's

@@ -32,7 +32,7 @@ from .tape_grading import TAPE, tape_trials
 
 PACKAGE = Path(__file__).resolve().parents[1]
 CHILD = Path("tinytransformer/course/child.py")
-MEMORY = 2 ** 31                       # bytes of address space a submission's process may use
+MEMORY = 2 ** 30                       # bytes of address space a submission's process may use
 POLL = 0.005                           # seconds between looks at a running process
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .edition import TAPE_FILE, TAPE_FUNCTION, op_files
-from .isolation import Stopped
+from .isolation import MEMORY, Stopped
 from .op_grading import FAIL, NOT_WRITTEN, PASS, BackwardFailed, judge, same
 from .tape_grading import TAPE, judge_tape
 
@@ -44,7 +44,7 @@ class BadSubmission(Exception):
     """A submission that cannot be graded at all: a missing path, no edition in it, a corrupt zip."""
 
 
-def grade_submission(path, batch, points, timeout=10.0):
+def grade_submission(path, batch, points, timeout=10.0, memory=MEMORY):
     """The Graded of one submission: every op of points ({op: points}) judged on batch's trials."""
     maximum = float(sum(points.values()))
     try:
@@ -58,7 +58,7 @@ def grade_submission(path, batch, points, timeout=10.0):
             results[op] = found
         else:
             functions[op] = found
-    answers = batch.run(functions, timeout=timeout)
+    answers = batch.run(functions, timeout=timeout, memory=memory)
     for op in functions:
         results[op] = judged(op, batch.trials[op], answers[op])
     score = float(sum(points[op] for op, result in results.items() if result.status == "pass"))

@@ -1,0 +1,296 @@
+"""Grading a class: submissions judged by the instructor's library, each student's code in its own process.
+
+Every tamper attempt is a submission with honest ops and one op that tries something: it must earn the
+honest ops' points and nothing for that op, and the batch must go on."""
+import ast
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tinytransformer.__main__ import main
+from tinytransformer.course import edition, grader
+from tinytransformer.course.isolation import PACKAGE, Batch
+from tinytransformer.course.stubs import backward_names, stub_source
+from tinytransformer.course.submission import grade_submission
+
+REPO = Path(__file__).resolve().parents[1]
+OPS = [name for name in grader.op_names() if name != grader.TAPE]
+FILES = {op: path.as_posix() for op, path in edition.op_files().items()}
+POINTS = {op: 1.0 for op in OPS + [grader.TAPE]}
+
+
+@pytest.fixture(scope="module")
+def batch():
+    with Batch(POINTS) as made:
+        yield made
+
+
+def library_files():
+    """{path: text} of the files a submission's functions come from, as the library has them: all right."""
+    paths = set(FILES.values()) | {"tinytransformer/tensor.py"}
+    return {path: (REPO / path).read_text() for path in paths}
+
+
+def blank_files():
+    found = {}
+    for path, text in library_files().items():
+        names = {"Tape.backward"} if path.endswith("tensor.py") else set(backward_names(text))
+        found[path] = stub_source(text, path, names)
+    return found
+
+
+def with_function(files, op, source):
+    """files with op's backward (Tape.backward for the tape) replaced by source, a def at module level."""
+    path = "tinytransformer/tensor.py" if op == grader.TAPE else FILES[op]
+    text = files[path]
+    tree = ast.parse(text)
+    name = "backward" if op == grader.TAPE else f"{op}_backward"
+    nodes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name]
+    node = nodes[0]
+    lines = text.splitlines(keepends=True)
+    indent = " " * node.col_offset
+    new = "".join(indent + line if line.strip() else line for line in source.strip("\n").splitlines(keepends=True))
+    return {**files, path: "".join(lines[:node.lineno - 1]) + new + "\n" + "".join(lines[node.end_lineno:])}
+
+
+def write(folder, files):
+    for path, text in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    return folder
+
+
+def grade(batch, tmp_path, files, **options):
+    return grade_submission(write(tmp_path / "submission", files), batch, POINTS, **options)
+
+
+def statuses(graded):
+    return {op: result.status for op, result in graded.ops.items()}
+
+
+def test_a_correct_submission_scores_full_marks(batch, tmp_path):
+    graded = grade(batch, tmp_path, library_files())
+    assert graded.score == graded.max_score == len(OPS) + 1, statuses(graded)
+    assert all(r.relative_error < 1e-6 for r in graded.ops.values())
+
+
+WRONG = {                     # three ops no other op's backward calls (attention's calls softmax's)
+    "add": "def add_backward(dout, cache):\n    a_shape, b_shape = cache\n    return -dout, -dout\n",
+    "gelu": "def gelu_backward(dout, cache):\n    x, t = cache\n    return (dout * 0.5 * (1.0 + t),)\n",
+    "exp": "def exp_backward(dout, cache):\n    out = cache\n    return (dout * np.exp(out),)\n",
+}
+
+
+def test_three_wrong_backward_passes_lose_exactly_those_three_with_their_diagnoses(batch, tmp_path):
+    files = library_files()
+    for op, source in WRONG.items():
+        files = with_function(files, op, source)
+    graded = grade(batch, tmp_path, files)
+    assert {op for op, status in statuses(graded).items() if status != "pass"} == set(WRONG)
+    assert graded.score == graded.max_score - 3
+    assert "gelu without its inner derivative" in graded.ops["gelu"].diagnosis
+    assert "exp's backward as exp(out)" in graded.ops["exp"].diagnosis
+
+
+def test_a_blank_edition_scores_zero_every_op_not_written(batch, tmp_path):
+    graded = grade(batch, tmp_path, blank_files())
+    assert graded.score == 0 and set(statuses(graded).values()) == {"not written"}
+
+
+def test_a_real_edition_filled_in_scores_full_marks_from_a_zip(batch, tmp_path):
+    built = tmp_path / "edition"
+    edition.build_edition(built, tape=True)
+    assert grade_submission(built, batch, POINTS).score == 0
+    write(built, library_files())
+    archive = tmp_path / "alice.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in built.rglob("*.py"):
+            z.write(path, Path("edition") / path.relative_to(built))      # one folder down, as students zip
+    graded = grade_submission(archive, batch, POINTS)
+    assert graded.score == graded.max_score, statuses(graded)
+
+
+# Tampering: each earns its honest ops (every other op is the library's, right) and nothing for the one it tampers in.
+
+TAMPERS = {
+    "patches the grader": """
+def add_backward(dout, cache):
+    import tinytransformer.course.op_grading as g
+    import tinytransformer.gradcheck as gc
+    g.agrees = lambda *args: True
+    gc.relative_error = lambda *args: 0.0
+    return dout * 0, dout * 0
+""",
+    "patches NumPy": """
+def add_backward(dout, cache):
+    np.allclose = lambda *args, **kwargs: True
+    np.abs = lambda x: x * 0
+    np.max = lambda *args, **kwargs: 0.0
+    return dout * 0, dout * 0
+""",
+    "patches the finite differences": """
+def add_backward(dout, cache):
+    import tinytransformer.gradcheck as gc
+    gc.numerical_gradient = lambda f, x, dout, eps=1e-6: np.zeros_like(x)
+    return np.zeros(cache[0]), np.zeros(cache[1])
+""",
+    "reads the reference from the instructor's files": f"""
+def add_backward(dout, cache):
+    namespace = {{}}
+    exec(open({str(PACKAGE / 'ops' / 'basic.py')!r}).read(), namespace)
+    return namespace["add_backward"](dout, cache)
+""",
+    "reads the reference from memory": """
+def add_backward(dout, cache):
+    import sys
+    return sys.modules["tinytransformer.ops"].add_backward(dout, cache)
+""",
+    "prints pass": """
+def add_backward(dout, cache):
+    print("add x pass 1.0e-10\\n26 of 26 pass")
+    return dout, dout
+""",
+    "exits early": """
+def add_backward(dout, cache):
+    import os
+    os._exit(0)
+""",
+    "raises SystemExit": """
+def add_backward(dout, cache):
+    raise SystemExit(0)
+""",
+    "loops forever": """
+def add_backward(dout, cache):
+    while True:
+        pass
+""",
+    "allocates without end": """
+def add_backward(dout, cache):
+    hoard = []
+    while True:
+        hoard.append(np.ones(10 ** 7))
+""",
+    "raises": """
+def add_backward(dout, cache):
+    raise ValueError("boom")
+""",
+    "kills its parent": """
+def add_backward(dout, cache):
+    import os
+    os.kill(os.getppid(), 9)
+""",
+    "runs a shell": """
+def add_backward(dout, cache):
+    import os
+    os.system("echo pass")
+    return dout, dout
+""",
+    "writes another op's answer": """
+def add_backward(dout, cache):
+    import glob, os
+    for path in glob.glob(os.path.join(os.path.dirname(os.path.dirname(__file__)), "**", "*.npz"), recursive=True):
+        os.remove(path)
+    return dout, dout
+""",
+}
+
+
+@pytest.mark.parametrize("attempt", TAMPERS)
+def test_a_tamper_attempt_earns_only_the_honest_ops(batch, tmp_path, attempt):
+    graded = grade(batch, tmp_path, with_function(library_files(), "add", TAMPERS[attempt]), timeout=3)
+    assert graded.ops["add"].status != "pass", graded.ops["add"]
+    assert graded.score == graded.max_score - 1, {op: r for op, r in graded.ops.items() if r.status != "pass"}
+
+
+def test_a_loop_is_a_timeout_and_a_raise_names_its_case_and_line(batch, tmp_path):
+    graded = grade(batch, tmp_path, with_function(library_files(), "add", TAMPERS["loops forever"]), timeout=2)
+    assert graded.ops["add"].status == "timeout"
+    graded = grade(batch, tmp_path / "2", with_function(library_files(), "add", TAMPERS["raises"]))
+    add = graded.ops["add"]
+    assert add.status == "error" and "raised ValueError: boom" in add.diagnosis
+    assert "[a (2, 3, 5), b (5,)]" in add.diagnosis and 'raise ValueError("boom")' in add.diagnosis
+
+
+def test_edits_to_the_students_own_grader_and_module_level_patches_are_not_used(batch, tmp_path):
+    files = with_function(library_files(), "add", WRONG["add"])
+    files["tinytransformer/ops/basic.py"] = ("import tinytransformer.course.op_grading as g\n"
+                                             "g.agrees = lambda *args: True\n" + files["tinytransformer/ops/basic.py"])
+    files["tinytransformer/course/op_grading.py"] = "def judge(*args):\n    return 'pass'\n"
+    files["tinytransformer/gradcheck.py"] = "PASS_ERROR = 1e9\n"
+    graded = grade(batch, tmp_path, files)
+    assert graded.ops["add"].status == "fail" and graded.score == graded.max_score - 1
+
+
+def test_the_student_forward_is_not_used(batch, tmp_path):
+    """layer_norm_forward changed to x * gamma + beta, with a backward that matches it: fails."""
+    files = library_files()
+    files = with_function(files, "layer_norm", """
+def layer_norm_backward(dout, cache):
+    x, gamma = cache
+    return dout * gamma, (dout * x).reshape(-1, x.shape[-1]).sum(0), dout.reshape(-1, x.shape[-1]).sum(0)
+""")
+    text = files["tinytransformer/ops/layernorm.py"]
+    start = text.index("def layer_norm_forward")
+    end = text.index("def layer_norm_backward")
+    files["tinytransformer/ops/layernorm.py"] = text[:start] + (
+        "def layer_norm_forward(x, gamma, beta, eps=1e-5):\n    return x * gamma + beta, (x, gamma)\n\n\n") + text[end:]
+    graded = grade(batch, tmp_path, files)
+    assert graded.ops["layer_norm"].status != "pass" and graded.score == graded.max_score - 1
+
+
+def test_dtype_and_masked_conventions_are_graded(batch, tmp_path):
+    files = with_function(library_files(), "cross_entropy", """
+def cross_entropy_backward(dout, cache):
+    dlogits, dtargets = ops_reference(dout, cache)
+    return dlogits.astype(np.float64), dtargets
+""".replace("ops_reference(dout, cache)", "_reference(dout, cache)"))
+    reference = ast.get_source_segment(library_files()[FILES["cross_entropy"]], next(
+        n for n in ast.parse(library_files()[FILES["cross_entropy"]]).body
+        if isinstance(n, ast.FunctionDef) and n.name == "cross_entropy_backward"))
+    files = with_function(files, "cross_entropy", files[FILES["cross_entropy"]][0:0] + "\n".join([
+        "def cross_entropy_backward(dout, cache):",
+        "    def _reference" + reference.removeprefix("def cross_entropy_backward").replace("\n", "\n    "),
+        "    dlogits, dtargets = _reference(dout, cache)",
+        "    return dlogits.astype(np.float64), dtargets"]))
+    files = with_function(files, "log_softmax", """
+def log_softmax_backward(dout, cache):
+    out, axis = cache
+    return (dout - np.exp(out) * dout.sum(axis=axis, keepdims=True),)
+""")
+    graded = grade(batch, tmp_path, files)
+    assert {op for op, s in statuses(graded).items() if s != "pass"} == {"cross_entropy", "log_softmax"}
+    assert "returned float64 for float32 logits" in graded.ops["cross_entropy"].diagnosis
+    assert "where x is -inf" in graded.ops["log_softmax"].diagnosis
+
+
+# The command: bad input is one line for that submission, and the batch goes on.
+
+def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tmp_path, capsys):
+    good = write(tmp_path / "good", library_files())
+    (tmp_path / "not_an_edition").mkdir()
+    (tmp_path / "corrupt.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps({"softmax": 3, "add": 1}))
+    paths = [str(good), str(tmp_path / "missing"), str(tmp_path / "not_an_edition"), str(tmp_path / "corrupt.zip")]
+    assert main(["grade", *paths, "--points", str(points), "--json", str(tmp_path / "g.json"),
+                 "--csv", str(tmp_path / "g.csv")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{good}: 4/4"
+    assert out[1] == f"{tmp_path / 'missing'}: not graded: no such file or folder: {tmp_path / 'missing'}"
+    assert out[2].startswith(f"{tmp_path / 'not_an_edition'}: not graded: ") and "no tinytransformer/ops/" in out[2]
+    assert out[3].startswith(f"{tmp_path / 'corrupt.zip'}: not graded: ") and len(out) == 4
+    result = json.loads((tmp_path / "g.json").read_text())["submissions"]
+    assert [s["score"] for s in result] == [4, 0, 0, 0] and result[0]["ops"]["softmax"]["status"] == "pass"
+    assert (tmp_path / "g.csv").read_text().splitlines()[:2] == ["path,score,max_score,softmax,add",
+                                                                 f"{good},4,4,pass,pass"]
+
+
+def test_bad_points_are_one_line(tmp_path, capsys):
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps({"softmaks": 1}))
+    assert main(["grade", str(tmp_path), "--points", str(points)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no op named softmaks" in err
