@@ -1,5 +1,10 @@
 """`python -m tinytransformer assignment DIR`: write a student edition, its backward passes blank."""
+from pathlib import Path
+
+from .common import BadInput
+from ..course.autograder import AutograderError, build_autograder
 from ..course.edition import build_edition
+from ..course.grader import TAPE
 
 
 def add_parser(commands):
@@ -13,6 +18,9 @@ def add_parser(commands):
     assignment.add_argument("--ops", metavar="NAME[,NAME]", help="blank only these ops (default: every op)")
     assignment.add_argument("--tape", action="store_true",
                             help="harder: blank Tape.backward too, the tape's replay")
+    assignment.add_argument("--autograder", action="store_true",
+                            help="also write DIR-autograder.zip for Gradescope: setup.sh installs this library "
+                                 "from a wheel in the zip, run_autograder grades the submission with it")
     assignment.set_defaults(run=run)
 
 
@@ -24,4 +32,13 @@ def run(args):
     for function, place in stubs:
         print(f"  {function:<24} {place}")
     print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer gradcheck grades the student's work")
+    if args.autograder:
+        target = Path(args.dir).resolve()
+        graded = [f.removesuffix("_backward") for f, _ in stubs if f.endswith("_backward")] + [TAPE] * args.tape
+        try:
+            written = build_autograder(target.with_name(f"{target.name}-autograder.zip"), dict.fromkeys(graded, 1))
+        except AutograderError as error:
+            raise BadInput(str(error)) from None
+        print(f"wrote the Gradescope autograder {written} ({len(graded)} ops, 1 point each): upload it as the "
+              "assignment's autograder; students upload their edition as a .zip")
     return 0

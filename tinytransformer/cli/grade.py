@@ -5,6 +5,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 from .common import BadInput
+from ..course.autograder import gradescope_results
 from ..course.grader import op_names
 from ..course.isolation import Batch
 from ..course.submission import grade_submission
@@ -22,6 +23,8 @@ def add_parser(commands):
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="an edition folder or a .zip of one")
     grade.add_argument("--json", metavar="FILE", help="write every submission's score and ops as JSON")
     grade.add_argument("--csv", metavar="FILE", help="write one row per submission, one column per op")
+    grade.add_argument("--gradescope", metavar="FILE",
+                       help="write Gradescope's results.json for the one SUBMISSION (the autograder's run_autograder)")
     grade.add_argument("--timeout", type=float, default=10.0, metavar="S",
                        help="seconds an op may take before it is a timeout (default 10)")
     grade.add_argument("--points", metavar="FILE",
@@ -60,7 +63,9 @@ def check_output(flag, path):
 
 def run(args):
     points = read_points(args.points, args.tape)
-    for flag in ("--json", "--csv"):
+    if args.gradescope and len(args.submissions) != 1:
+        raise BadInput(f"--gradescope writes one submission's results; got {len(args.submissions)} submissions")
+    for flag in ("--json", "--csv", "--gradescope"):
         check_output(flag, getattr(args, flag[2:]))
     if args.timeout <= 0 or args.jobs < 1:
         raise BadInput(f"--timeout must be > 0 and --jobs >= 1, got {args.timeout:g} and {args.jobs}")
@@ -72,6 +77,8 @@ def run(args):
         write_atomically(args.json, json.dumps({"submissions": [as_json(g) for g in graded]}, indent=1) + "\n")
     if args.csv:
         write_atomically(args.csv, as_csv(graded, list(points)))
+    if args.gradescope:
+        write_atomically(args.gradescope, json.dumps(gradescope_results(graded[0], points), indent=1) + "\n")
     return 0
 
 

@@ -4,7 +4,7 @@
         graded = grade_submission("alice.zip", batch, points)     # -> Graded(path, score, max_score, ops, problem)
 
 A submission is a student edition (a folder, or a .zip of one, the edition at
-its top or one folder down). From it only the functions the student was asked
+its top or one folder down; or a folder holding only such a .zip). From it only the functions the student was asked
 to write are taken, as source text read with `ast`: each op's backward in
 tinytransformer/ops/, and Tape.backward in tinytransformer/tensor.py for the
 tape. Nothing else of the student's tree is used or run: not the forward
@@ -74,6 +74,9 @@ def read_files(path):
     if path.is_dir():
         roots = [path] + sorted(p for p in path.iterdir() if p.is_dir())
         root = next((r for r in roots if (r / "tinytransformer" / "ops").is_dir()), None)
+        zips = list(path.glob("*.zip"))
+        if root is None and len(zips) == 1:                 # an upload of one .zip, as Gradescope stores it
+            return read_files(zips[0])
         if root is None:
             raise BadSubmission(f"{path} is not a student edition: no tinytransformer/ops/ in it or one folder down")
         return {name: (root / name).read_text(errors="replace") for name in wanted if (root / name).is_file()}
