@@ -1,7 +1,9 @@
 """The student edition: built from the library, graded by the library's grader, whole again with the
 library's backward passes put back."""
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -175,10 +177,69 @@ def test_the_edition_notebooks_hold_no_solution_and_keep_every_other_output(blan
     assert [c["source"] for c in kept] == [c["source"] for c in library[:len(kept)]]
     assert len(kept) in (first_solution, first_solution - 1)            # the "## Solutions" heading goes too
     for theirs, ours in zip(library, kept):
-        if tags(theirs) & {"exercise", "check"}:
+        if tags(theirs) & {"exercise", "check"} or edition.shows_a_backward(theirs):
             assert ours["outputs"] == [] and ours["execution_count"] is None
         else:
             assert ours == theirs
+
+
+def significant_lines(text):
+    """Each line of text without its comment and its spaces: how a body is found wherever it was copied."""
+    return [re.sub(r"\s+", "", line.split("#")[0]) for line in text.splitlines()]
+
+
+def backward_bodies():
+    """{function: the set of its body's lines} for every backward pass the edition blanks (and Tape.backward),
+    without the docstring, the cache's unpacking and lines that also occur elsewhere in the library's file."""
+    found = {}
+    for path in sorted((REPO / "tinytransformer/ops").glob("*.py")) + [REPO / "tinytransformer/tensor.py"]:
+        text = path.read_text()
+        lines = significant_lines(text)
+        functions = [(f"Tape.{n.name}" if n.col_offset else n.name, n) for n in ast.walk(ast.parse(text))
+                     if isinstance(n, ast.FunctionDef) and (n.name.endswith("_backward") and path.parent.name == "ops"
+                                                            or n.name == "backward" and "output" in ast.unparse(n.args))]
+        for name, node in functions:
+            body = [s for s in node.body if not (isinstance(s, ast.Expr) or isinstance(s, ast.Assign)
+                                                 and getattr(s.value, "id", "") == "cache")]
+            inside = {i for s in body for i in range(s.lineno - 1, s.end_lineno)}
+            elsewhere = {line for i, line in enumerate(lines) if i not in inside}
+            found[name] = {lines[i] for i in inside if len(lines[i]) >= 16 and lines[i] not in elsewhere}
+    return {name: body for name, body in found.items() if body}     # not `return (dout,)`: too short to look for
+
+
+def edition_texts(folder):
+    """(path, its lines) of every text file of an edition; a notebook's cells' sources and stored outputs."""
+    for path in sorted(folder.rglob("*")):
+        if path.suffix == ".ipynb":
+            text = ""
+            for cell in json.loads(path.read_text())["cells"]:
+                text += "".join(cell["source"]) + "\n"
+                for output in cell.get("outputs", []):
+                    shown = output.get("text") or output.get("data", {}).get("text/plain", "")
+                    text += ("".join(shown) if isinstance(shown, list) else shown) + "\n"
+            yield path, text
+        elif path.suffix in (".py", ".md", ".txt", ".rst", ".toml", ".html"):
+            yield path, path.read_text(errors="replace")
+
+
+def test_a_fresh_edition_holds_no_backward_body_anywhere(built):
+    """Every line of a backward pass's body, in one file of the edition, is its answer: no file may hold one."""
+    blank, stubs = built
+    bodies = {name: body for name, body in backward_bodies().items() if name in dict(stubs)}
+    assert len(bodies) >= 20
+    leaks = []
+    for path, text in edition_texts(blank):
+        lines = set(significant_lines(text))
+        leaks += [f"{path.relative_to(blank)}: {name}" for name, body in bodies.items() if body <= lines]
+    assert not leaks
+
+
+def test_the_library_itself_would_be_caught_as_a_leak():
+    """The check above can fail: the library's own files hold every body."""
+    lines = set()
+    for _, text in edition_texts(REPO / "tinytransformer"):
+        lines |= set(significant_lines(text))
+    assert all(body <= lines for body in backward_bodies().values())
 
 
 def execute(path, library):

@@ -8,7 +8,8 @@ pass in tinytransformer/ops/ (or of the ops named by --ops) is a stub made from
 the library's own source (stubs.py); --tape blanks Tape.backward, the tape's
 replay, too. Each notebook loses its solutions: the cells from the first one
 tagged "solution" to the end, with their "Solutions" heading. Its exercise and
-check cells are cleared; every other output stays. What would hand the answers
+check cells are cleared, and so is any output that prints a backward pass's
+source; every other output stays. What would hand the answers
 over is left out (LEFT_OUT), and a README for students goes above the project's.
 
 The forward passes, the tape, the layers and the models stay as they are, so a
@@ -39,6 +40,13 @@ LEFT_OUT = {
     "tests/test_edition.py": "builds editions and fills the library's backward passes back in",
     "tests/test_stubs.py": "checks the stubs against the library's own backward passes",
     "tests/test_notebooks.py": "checks the solution cells and committed outputs that an edition has not",
+    "tests/test_class_grading.py": "grades submissions against the library's own backward passes",
+    "tests/test_autograder.py": "builds the instructor's autograder from the instructor's copy",
+    "tests/test_ops_attention.py": "spells the mask's backward out as its expected value",
+    "tests/test_ops_embedding.py": "spells the embedding's backward out as a scatter-add loop",
+    "tests/test_gradcheck.py": "names the right gradient beside each wrong one it checks the checker on",
+    "tests/test_site.py": "checks the book's build and the project's CI files, which an edition has not",
+    "benchmarks/ab_speedups.py": "holds complete backward passes, the speed-ups it measures",
 }
 
 
@@ -140,9 +148,16 @@ def student_notebook(text):
                                      "Not in this edition: the check cell after each exercise tells you\n",
                                      "when your answer is right."]}]
     for cell, cell_tags in zip(cells, tags):
-        if cell["cell_type"] == "code" and cell_tags & {"exercise", "check"}:
+        if cell["cell_type"] == "code" and (cell_tags & {"exercise", "check"} or shows_a_backward(cell)):
             cell["outputs"], cell["execution_count"] = [], None
     return json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def shows_a_backward(cell):
+    """True when a cell's stored output prints a backward pass's source (notebook 03's show_pair)."""
+    texts = [output.get("text", "") or output.get("data", {}).get("text/plain", "") for output in cell.get("outputs", [])]
+    printed = "".join("".join(text) if isinstance(text, list) else text for text in texts)
+    return "_backward(dout, cache):" in printed or "def backward(self" in printed
 
 
 def student_readme(stubs, tape):
