@@ -37,14 +37,16 @@ def test_every_backward_becomes_a_stub_and_every_other_function_stays(path):
         raise_statement = node.body[-1]
         assert isinstance(raise_statement, ast.Raise)
         assert ast.literal_eval(raise_statement.exc.args[0]) == f"write {name} first: {shown}:{node.lineno}"
-        statements = node.body[:-1]
+        docstring = ast.get_docstring(node)
+        assert docstring.startswith("Return (") and "Special cases: " in docstring and "Derived in: " in docstring
+        statements = node.body[1:-1]                             # after the docstring
         assert len(statements) <= 1 and all(                    # at most the line that unpacks the cache
             isinstance(s, ast.Assign) and s.value.id == "cache" for s in statements)
         reference = body_lines(source, before[name])
         kept = body_lines(stubbed, node) - {ast.get_source_segment(stubbed, raise_statement)}
         assert kept <= reference and len(kept) <= 1
         text = ast.get_source_segment(stubbed, node)
-        assert "# return (" in text and "->" not in text            # what to return, and no derivation
+        assert "->" not in text                                     # no derivation
     assert ast.get_docstring(ast.parse(stubbed)) == ast.get_docstring(ast.parse(source))
 
 
@@ -52,14 +54,25 @@ def test_the_stub_says_what_to_return():
     source = (PACKAGE / "ops/attention.py").read_text()
     stubbed = stub_source(source, "tinytransformer/ops/attention.py", {"attention_backward"})
     text = ast.get_source_segment(stubbed, functions(stubbed)["attention_backward"])
-    assert text.splitlines()[:2] == ["def attention_backward(dout, cache):", "    q, k, v, probs, scale = cache"]
-    assert "# return (dq, dk, dv, None): one gradient per input of attention_forward" in text
-    assert "dq like q (..., T_q, d_k), dk like k (..., T_k, d_k), dv like v (..., T_k, d_v)" in " ".join(
-        line.strip("# ") for line in text.splitlines())
-    assert "None for" in text and "keep: it takes no gradient" in text
+    node = functions(stubbed)["attention_backward"]
+    assert ast.get_source_segment(stubbed, node.body[1]) == "q, k, v, probs, scale = cache"
+    docstring = " ".join(ast.get_docstring(node).split())
+    assert docstring.startswith("Return (dq, dk, dv, None): one gradient per input of attention_forward, each of "
+                                "its input's shape and dtype: dq like q (..., T_q, d_k), dk like k (..., T_k, d_k), "
+                                "dv like v (..., T_k, d_v); None for keep: it takes no gradient.")
+    assert "a query row with no key kept has output 0" in docstring
+    assert "Derived in: notebooks/01_self_attention_by_hand.ipynb" in docstring
     linear = (PACKAGE / "ops/linear.py").read_text()
     text = stub_source(linear, "x.py", {"linear_backward"})
-    assert "db like b (d_out,) (None when b is None)" in text
+    assert "db like b (d_out,) (None when b is None)" in " ".join(text.split())
+
+
+def test_every_stub_names_an_existing_notebook_or_says_there_is_none():
+    from tinytransformer.course.stub_notes import NOTES
+    for op, (special, derived) in NOTES.items():
+        named = [word.rstrip(".,;") for word in derived.split() if word.startswith("notebooks/")]
+        assert named or derived.startswith("no notebook"), op
+        assert all((PACKAGE.parent / path).is_file() for path in named), (op, named)
 
 
 def test_the_derivation_above_a_backward_goes_with_it_and_only_that():
@@ -91,7 +104,7 @@ def test_the_tape_replay_stub_keeps_its_docstring_and_the_rest_of_the_class():
     assert ast.get_docstring(backward).startswith("Seed output.grad with grad")
     assert [type(s) for s in backward.body] == [ast.Expr, ast.Raise]
     assert f'"write Tape.backward first: tinytransformer/tensor.py:{backward.lineno}"' in stubbed
-    assert "# return nothing" in stubbed and "records.clear()" not in stubbed
+    assert "a tensor used twice gets the sum" in ast.get_docstring(backward) and "records.clear()" not in stubbed
     assert [n.name for n in tape.body if isinstance(n, ast.FunctionDef)] == \
         [n.name for n in next(c for c in ast.parse(source).body if isinstance(c, ast.ClassDef)
                               and c.name == "Tape").body if isinstance(n, ast.FunctionDef)]

@@ -3,18 +3,25 @@
     stub_source(source, "tinytransformer/ops/softmax.py", {"softmax_backward"})  ->  new source
 
 A stub keeps the def line, the docstring, and the first line if it unpacks the
-cache; in place of the rest it says what to return and raises:
+cache; in place of the rest it says what to return and raises (its docstring in
+triple double quotes):
 
     def softmax_backward(dout, cache):
+        '''Return (dx,): one gradient per input of softmax_forward, each of its input's shape
+        and dtype: dx like x.
+
+        Special cases: along any axis; a masked input (-inf) has probability 0, ...
+
+        Derived in: notebooks/03_every_op.ipynb (Softmax).
+        '''
         out, axis = cache
-        # return (dx,): one gradient per input of softmax_forward, each of its input's shape:
-        #   dx like x
-        raise NotImplementedError("write softmax_backward first: tinytransformer/ops/softmax.py:28")
+        raise NotImplementedError("write softmax_backward first: tinytransformer/ops/softmax.py:34")
 
 The message names the function and its file:line in the new file. What to
 return comes from the library itself: the inputs from the forward pass's
 signature (and their shapes from its docstring), and which of them get None
-(ids, masks) from the reference's return statement. The comment block right
+(ids, masks) from the reference's return statement; the special cases and
+the notebook from stub_notes.py. The comment block right
 above a stubbed def goes too (in the library it derives the backward pass);
 every other line of the file stays as it was. The library carries no markers:
 it is the solution, and the stubs are made from it.
@@ -22,6 +29,8 @@ it is the solution, and the stubs are made from it.
 import ast
 import re
 import textwrap
+
+from .stub_notes import NOTES
 
 
 def backward_names(source):
@@ -46,15 +55,12 @@ def stub_source(source, shown_path, names):
         out += lines[done:_derivation_start(lines, first)]
         def_line = len(out) + 1
         out += lines[first:_header_end(lines, node)]          # decorators and the def line(s), no comments
-        kept = node.body[:1] if _is_docstring(node.body[0]) else []
-        rest = node.body[len(kept):]
-        if rest and _unpacks_cache(rest[0]):
-            kept.append(rest[0])
-        for statement in kept:
-            out += lines[statement.lineno - 1:statement.end_lineno]
         indent = re.match(r"\s*", lines[node.body[0].lineno - 1]).group()
         forward = forwards.get(qualname.removesuffix("_backward") + "_forward")
-        out += [f"{indent}# {line}\n" for line in _what_to_return(node, forward)]
+        out += _docstring(node, forward, qualname, indent)
+        rest = node.body[1:] if _is_docstring(node.body[0]) else node.body
+        if rest and _unpacks_cache(rest[0]):
+            out += lines[rest[0].lineno - 1:rest[0].end_lineno]
         out.append(f'{indent}raise NotImplementedError("write {qualname} first: {shown_path}:{def_line}")\n')
         done = node.end_lineno
     return "".join(out + lines[done:])
@@ -104,15 +110,27 @@ def _unpacks_cache(statement):
             and statement.value.id == "cache")
 
 
+def _docstring(node, forward, qualname, indent):
+    """The stub's docstring, as lines: the function's own, what to return, its special cases, where derived."""
+    own = ast.get_docstring(node) or ""
+    special, derived = NOTES.get(qualname.removesuffix("_backward"), ("", ""))
+    paragraphs = [own, " ".join(_what_to_return(node, forward)) if forward or not own else ""]
+    paragraphs += [f"Special cases: {special}." if special else "", f"Derived in: {derived}." if derived else ""]
+    text = "\n\n".join(textwrap.fill(p, 100 - len(indent)) if "\n" not in p else p for p in paragraphs if p)
+    body = textwrap.indent(text, indent).splitlines()
+    return [f'{indent}"""{body[0].lstrip()}\n'] + [f"{line}\n" if line.strip() else "\n" for line in body[1:]] \
+        + [f'{indent}"""\n']
+
+
 def _what_to_return(node, forward):
-    """The comment lines of a stub: what the function must return."""
+    """What the function must return, in a sentence or two."""
     returned = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
     if not returned:
-        return ["return nothing: see the docstring for what it must do"]
+        return ["Return nothing."]
     value = returned[-1]
     items = value.elts if isinstance(value, ast.Tuple) else [value]
     if forward is None:
-        return [f"return {len(items)} value{'s' * (len(items) != 1)}"]
+        return [f"Return {len(items)} value{'s' * (len(items) != 1)}."]
     params = forward.args.args
     defaults = dict(zip([a.arg for a in params][len(params) - len(forward.args.defaults):], forward.args.defaults))
     inputs = [a.arg for a in params][:len(items)]
@@ -124,8 +142,8 @@ def _what_to_return(node, forward):
              for item, name in zip(items, inputs) if not _is_none(item)]
     nones = [name for item, name in zip(items, inputs) if _is_none(item)]
     text = ", ".join(given) + (f"; None for {' and '.join(nones)}: it takes no gradient" if nones else "")
-    return ([f"return {tuple_text}: one gradient per input of {forward.name}, each of its input's shape:"]
-            + textwrap.wrap(text, 92, initial_indent="  ", subsequent_indent="  "))
+    return [f"Return {tuple_text}: one gradient per input of {forward.name}, each of its input's shape and "
+            f"dtype: {text}."]
 
 
 def _is_none(item):
