@@ -177,3 +177,22 @@ def test_the_command_refuses_an_unknown_op_in_one_line(capsys):
     assert exit.value.code == 2 and len(err.strip().splitlines()) == 1
     assert err.startswith("python -m tinytransformer gradcheck: error: argument --op: no op named sofmax; "
                           "the ops are: add, sub, mul")
+
+
+def test_a_gradient_in_another_dtype_fails_on_the_float32_trial():
+    def cross_entropy_in_float64(dout, cache):
+        dlogits, dtargets = ops.cross_entropy_backward(dout, cache)
+        return dlogits.astype(np.float64), dtargets
+    grade = grader.grade_op("cross_entropy", backward=cross_entropy_in_float64)
+    assert grade.status == grader.FAIL and all(g.passed for g in grade.inputs)       # right values in float64
+    assert grade.problem.startswith("returned float64 for float32 logits") and grade.case.endswith("dtype")
+
+
+def test_a_gradient_sent_to_a_masked_input_fails_on_the_minus_infinity_trial():
+    def log_softmax_without_the_mask(dout, cache):
+        out, axis = cache
+        return (dout - np.exp(out) * dout.sum(axis=axis, keepdims=True),)
+    grade = grader.grade_op("log_softmax", backward=log_softmax_without_the_mask)
+    assert grade.status == grader.FAIL and all(g.passed for g in grade.inputs)
+    assert "where x is -inf" in grade.problem and grade.case.endswith("masked")
+    assert grader.grade_op("log_softmax").status == grader.PASS and grader.grade_op("softmax").status == grader.PASS
