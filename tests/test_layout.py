@@ -8,6 +8,8 @@ import tomllib
 
 import pytest
 
+from tinytransformer.course.edition import LEFT_OUT
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tinytransformer"
 
@@ -95,6 +97,9 @@ PUBLIC = ["tasks.sequences:make_batch", "tasks.sequences:token_names", "tasks.se
 @pytest.mark.parametrize("where", PUBLIC)
 def test_every_public_name_imports_from_its_one_home(where):
     module, name = where.split(":")
+    home = f"tinytransformer/{module.replace('.', '/')}.py"
+    if home in LEFT_OUT and not (PACKAGE.parent / home).exists():
+        pytest.skip(f"a student edition leaves {home} out")
     assert getattr(importlib.import_module("tinytransformer" + (f".{module}" if module else "")), name) is not None
 
 
