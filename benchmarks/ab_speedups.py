@@ -86,7 +86,7 @@ def main(argv=None):
     import numpy as np
 
     import tinytransformer as tt
-    from tinytransformer.data import make_batch
+    from tinytransformer.tasks.sequences import make_batch, transformer_loss
     from tinytransformer.train import train_step
 
     config = classroom_config()
@@ -101,12 +101,12 @@ def main(argv=None):
         times = []
         for i in range(args.steps):
             start = time.perf_counter()
-            train_step(model, optimizer, batches[i % len(batches)])
+            train_step(model, optimizer, batches[i % len(batches)], transformer_loss)
             times.append(1e3 * (time.perf_counter() - start))
         return times
 
     for _ in range(20):
-        train_step(model, flat_adam, batches[0])     # warm up
+        train_step(model, flat_adam, batches[0], transformer_loss)     # warm up
     print(f"classroom training step, 1 BLAS thread, {args.rounds} rounds of {args.steps} steps each way, "
           "alternating; ms per step (medians)")
     print(f"{'speed-up':<40}{'plain':>8}{'fast':>8}{'buys':>8}")

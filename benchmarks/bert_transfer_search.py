@@ -91,7 +91,7 @@ def order_accuracy(model, task, seed):
     ids, _ = masked_lm.make_sequences(1000, K, N_SYMBOLS, rng, K)             # (1000, 1 + 2K)
     in_order = rng.integers(0, 2, size=1000)                                    # (1000,) 1 = kept
     ids = task.negatives(ids, np.flatnonzero(in_order == 0), rng)
-    with tt.decode.inference(model, "order_accuracy"):
+    with tt.nn.inference(model, "order_accuracy"):
         guess = model.classify(ids).data.argmax(axis=-1)                        # (1000,)
     return float((guess == in_order).mean())
 
@@ -159,14 +159,14 @@ def finetune_one(args, seed):
     schedule, history = schedule_of(args), []
 
     def accuracy():
-        with tt.decode.inference(model, "accuracy"):
+        with tt.nn.inference(model, "accuracy"):
             if args.frozen:
                 return float((model.classifier(tt.Tensor(held_out)).data.argmax(-1) == task.eval_set.labels).mean())
             guess = logits_of(task, model, task.eval_set.ids, args.readout).data.argmax(-1)
         return float((guess == task.eval_set.labels).mean())
 
     if args.frozen:                                                          # the head alone, on fixed features
-        with tt.decode.inference(model, "features"):
+        with tt.nn.inference(model, "features"):
             features = pooled(model, task.labelled.ids, args.readout).data
             held_out = pooled(model, task.eval_set.ids, args.readout).data
         optimizer = Adam(model.classifier.parameters(), lr=0.0)

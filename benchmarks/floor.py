@@ -77,7 +77,7 @@ def main(argv=None):
     import numpy as np
 
     import tinytransformer as tt
-    from tinytransformer.data import make_batch
+    from tinytransformer.tasks.sequences import make_batch, transformer_loss
     from tinytransformer.optim import Adam
     from tinytransformer.train import train_step
 
@@ -93,7 +93,7 @@ def main(argv=None):
 
     runners = {f"{op} products": lambda batch, op_pairs=op_pairs: products(op_pairs)
                for op, op_pairs in pairs.items()}
-    runners |= {"tinytransformer step": lambda batch: train_step(model, optimizer, batch)}
+    runners |= {"tinytransformer step": lambda batch: train_step(model, optimizer, batch, transformer_loss)}
     reference = None if args.no_torch else import_torch_reference(args.threads)
     if reference is not None:
         torch_model = reference.build_model(reference.CLASSROOM_MODEL, seed=0)

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from common import load_average, median_seconds
-from tinytransformer import edition, grader
+from tinytransformer.course import edition, grader
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -43,9 +43,9 @@ def main(argv=None):
     import numpy as np
 
     import tinytransformer as tt
-    from tinytransformer.data import make_batch
+    from tinytransformer.tasks.sequences import make_batch, transformer_loss
     from tinytransformer.optim import Adam
-    from tinytransformer.profile import profile_steps, profile_table
+    from tinytransformer.tools.profile import profile_steps, profile_table
     from tinytransformer.train import train_step
 
     config = classroom_config()
@@ -55,7 +55,7 @@ def main(argv=None):
 
     model = tt.nn.Transformer(config, rng=0)
     optimizer = Adam(model.parameters(), lr=1e-3)
-    runners = {} if args.torch_only else {"tinytransformer": lambda batch: train_step(model, optimizer, batch)}
+    runners = {} if args.torch_only else {"tinytransformer": lambda batch: train_step(model, optimizer, batch, transformer_loss)}
 
     torch_reference = None if args.no_torch else import_torch_reference(args.threads)
     if torch_reference is not None:
@@ -90,7 +90,7 @@ def main(argv=None):
         print(f"ratio (tinytransformer / PyTorch), medians: {ours / theirs:.2f}")
 
     if args.profile:
-        totals, step_seconds = profile_steps(model, batches[0], optimizer, steps=50)
+        totals, step_seconds = profile_steps(model, batches[0], optimizer, transformer_loss, steps=50)
         print("\nWhere a tinytransformer step goes (the tape's profile, 50 steps):")
         print(profile_table(totals, step_seconds, 50))
 

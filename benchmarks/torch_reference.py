@@ -4,7 +4,7 @@ This file rebuilds, in PyTorch (eager mode, float32), exactly the model that
 tinytransformer builds in NumPy, so both can be timed on the same
 configuration: the same shared embedding table, the same initialisation,
 post-LN or pre-LN, the same loss, Adam with the paper's warmup schedule, the
-same toy tasks (from tinytransformer.data) and the same greedy exact-match
+same toy tasks (from tinytransformer.tasks.sequences) and the same greedy exact-match
 evaluation. It is a benchmark, not part of the package: torch is never a
 dependency of tinytransformer.
 
@@ -28,7 +28,8 @@ except ImportError:
              "does not depend on. Install it for the benchmark only: "
              "pip install torch --index-url https://download.pytorch.org/whl/cpu")
 
-from tinytransformer.data import BOS, EOS, PAD, make_batch, vocab_size
+from tinytransformer.tasks.sequences import make_batch, vocab_size
+from tinytransformer.vocabulary import BOS, EOS, PAD
 
 # The classroom configuration: the one the course trains in class.
 CLASSROOM_TASK = dict(task="reverse", seq_len=10, n_symbols=10, batch_size=64)
@@ -285,7 +286,7 @@ def make_optimizer(model):
 
 
 def to_tensors(batch):
-    """A tinytransformer.data.Batch of int64 ndarrays -> three torch tensors."""
+    """A tinytransformer.tasks.Batch of int64 ndarrays -> three torch tensors."""
     return tuple(torch.from_numpy(ids) for ids in batch)
 
 

@@ -63,16 +63,17 @@ def run(seed, s, max_steps):
     """One training run with settings s; returns its record (no model)."""
     import numpy as np
     import tinytransformer as tt
-    from tinytransformer import data, optim
+    from tinytransformer import optim
+from tinytransformer.tasks import sequences
     from tinytransformer import functional as F
-    from tinytransformer.train import EVAL_SEED_OFFSET, evaluate, train_step   # held-out seed: seed + this
+    from tinytransformer.train import EVAL_SEED_OFFSET, train_step   # held-out seed: seed + this
 
-    config = tt.TransformerConfig(data.vocab_size(N_SYMBOLS), d_model=64, n_heads=4, n_layers=2, d_ff=128,
+    config = tt.TransformerConfig(sequences.vocab_size(N_SYMBOLS), d_model=64, n_heads=4, n_layers=2, d_ff=128,
                                   max_len=SEQ_LEN + 1, dropout=s["dropout"])
     model_seed, data_seed = np.random.SeedSequence(seed).spawn(2)          # as train.train
     model = tt.nn.Transformer(config, rng=np.random.default_rng(model_seed))
     batches = np.random.default_rng(data_seed)
-    held_out = data.make_batch("reverse", EVAL_SIZE, SEQ_LEN, N_SYMBOLS, seed + EVAL_SEED_OFFSET)
+    held_out = sequences.make_batch("reverse", EVAL_SIZE, SEQ_LEN, N_SYMBOLS, seed + EVAL_SEED_OFFSET)
     schedule = optim.WarmupSchedule(config.d_model, WARMUP)
     peak = schedule(WARMUP)
     if s["optimizer"] == "adam":
@@ -90,11 +91,11 @@ def run(seed, s, max_steps):
     history, reached, losses, start = [], None, [], time.perf_counter()
     for step in range(1, max_steps + 1):
         optimizer.lr = factor * schedule(step if s["warmup_ramp"] else max(step, WARMUP))
-        batch = data.make_batch("reverse", BATCH_SIZE, SEQ_LEN, N_SYMBOLS, batches)
-        losses.append(train_step(model, optimizer, batch, label_smoothing=s["label_smoothing"]))
+        batch = sequences.make_batch("reverse", BATCH_SIZE, SEQ_LEN, N_SYMBOLS, batches)
+        losses.append(train_step(model, optimizer, batch, sequences.transformer_loss, label_smoothing=s["label_smoothing"]))
         diverged = not np.isfinite(losses[-1])
         if step % EVAL_EVERY == 0 or step == max_steps or diverged:
-            history.append((step, float(evaluate(model, held_out)), held_out_loss()))
+            history.append((step, float(sequences.evaluate_sequences(model, held_out)), held_out_loss()))
             if diverged or history[-1][1] >= TARGET:
                 reached = None if diverged else step
                 break

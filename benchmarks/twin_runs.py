@@ -32,9 +32,10 @@ def main(argv=None):
     import numpy as np
 
     import tinytransformer as tt
-    from tinytransformer.data import make_batch
+    from tinytransformer.tasks.sequences import evaluate_sequences, make_batch, transformer_loss
     from tinytransformer.optim import Adam, WarmupSchedule
-    from tinytransformer.train import EVAL_EVERY, evaluate, train_step
+    from tinytransformer.tasks import Training
+from tinytransformer.train import train_step
 
     reference = import_torch_reference(args.threads)
     if reference is None:
@@ -56,13 +57,13 @@ def main(argv=None):
             batch = make_batch("reverse", 64, 10, 10, rng)
             if reached["ours"] is None:
                 ours_optimizer.lr = schedule(step)
-                train_step(ours, ours_optimizer, batch)
+                train_step(ours, ours_optimizer, batch, transformer_loss)
             if reached["theirs"] is None:
                 reference.train_step(theirs, theirs_optimizer, *reference.to_tensors(batch), lr=schedule(step))
-            if step % EVAL_EVERY == 0:
-                if reached["ours"] is None and evaluate(ours, held_out) >= 0.99:
+            if step % Training.eval_every == 0:
+                if reached["ours"] is None and evaluate_sequences(ours, held_out) >= 0.99:
                     reached["ours"] = step
-                if reached["theirs"] is None and reference.evaluate(theirs, held_out) >= 0.99:
+                if reached["theirs"] is None and reference.evaluate_sequences(theirs, held_out) >= 0.99:
                     reached["theirs"] = step
                 if None not in reached.values():
                     break

@@ -15,7 +15,7 @@ from common import classroom_config          # noqa: E402
 from floor import flops, step_products      # noqa: E402
 
 import tinytransformer as tt                 # noqa: E402
-from tinytransformer.data import make_batch  # noqa: E402
+from tinytransformer.tasks.sequences import make_batch  # noqa: E402
 
 
 def test_the_floor_times_every_product_of_a_step_forward_and_backward():

@@ -20,7 +20,7 @@ import torch_reference as reference        # noqa: E402
 from common import classroom_config         # noqa: E402
 
 import tinytransformer as tt                # noqa: E402
-from tinytransformer.data import make_batch  # noqa: E402
+from tinytransformer.tasks.sequences import make_batch, transformer_loss  # noqa: E402
 from tinytransformer.optim import Adam, WarmupSchedule  # noqa: E402
 from tinytransformer.train import train_step  # noqa: E402
 
@@ -41,7 +41,7 @@ def test_same_weights_same_batches_give_the_same_losses():
     for step in range(1, 16):
         batch = make_batch("reverse", 64, 10, 10, rng)
         ours_optimizer.lr = schedule(step)
-        ours_losses.append(train_step(ours, ours_optimizer, batch))
+        ours_losses.append(train_step(ours, ours_optimizer, batch, transformer_loss))
         src, tgt_in, tgt_out = reference.to_tensors(batch)
         theirs_losses.append(reference.train_step(theirs, theirs_optimizer, src, tgt_in, tgt_out,
                                                   lr=reference.warmup_lr(step, 64, 200, 2.0)))

@@ -6,10 +6,12 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer import decode
-from tinytransformer.data import BOS, EOS, PAD, make_batch
+from tinytransformer.tasks.sequences import make_batch
+from tinytransformer.vocabulary import BOS, EOS, PAD
 from tinytransformer.nn import KVCache, TransformerConfig
 from tinytransformer.tensor import Tensor
-from tinytransformer.train import exact_match, train
+from tinytransformer.tasks import exact_match
+from tinytransformer.train import train
 
 from helpers import decoding_config
 
@@ -23,7 +25,7 @@ def copier():
     Over training seeds 0 to 24 its greedy exact match on held_out was 0.98 to 1.0
     (seed 0: 1.0); 250 steps at half the learning rate gave 0.90 to 1.0, too close to a 0.9 bar.
     """
-    config = TransformerConfig(vocab_size=tt.data.vocab_size(N_SYMBOLS), d_model=16, n_heads=2, n_layers=1,
+    config = TransformerConfig(vocab_size=tt.tasks.sequences.vocab_size(N_SYMBOLS), d_model=16, n_heads=2, n_layers=1,
                                d_ff=32, max_len=SEQ_LEN + 1, dropout=0.0)
     return train(config, "copy", seq_len=SEQ_LEN, n_symbols=N_SYMBOLS, batch_size=32, steps=400,
                  lr_scale=1.0, warmup=100, variable_length=True, eval_every=0, eval_size=100,

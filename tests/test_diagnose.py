@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tinytransformer.diagnose import diagnose, factor_name, places
+from tinytransformer.course.diagnose import diagnose, factor_name, places
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import tinytransformer as tt
-from tinytransformer import edition, grader, ops
+from tinytransformer import ops
+from tinytransformer.course import edition, grader
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [path for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -14,8 +14,8 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import ops
 from tinytransformer.gradcheck import PASS_ERROR
-from tinytransformer.gradcheck_every_op import CHECKS
-from tinytransformer.grader import is_float_array
+from tinytransformer.course.cases import CHECKS
+from tinytransformer.course.grader import is_float_array
 
 from helpers import keep_mask, normal
 

@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinytransformer import grader, ops
+from tinytransformer import ops
+from tinytransformer.course import grader
 from tinytransformer.__main__ import main
-from tinytransformer.gradcheck_every_op import CHECKS
+from tinytransformer.course.cases import CHECKS
 
 OPS_DIR = Path(ops.__file__).parent
 

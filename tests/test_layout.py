@@ -1,8 +1,9 @@
-"""The package's layout: imports flow one way, no private name crosses a module, old import paths
-still work, and packaging finds every subpackage by itself."""
+"""The package's layout: imports flow one way, no private name crosses a module, every public name has one
+home, and packaging finds every subpackage by itself."""
 import ast
 import importlib
 import pathlib
+import re
 import tomllib
 
 import pytest
@@ -10,19 +11,18 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tinytransformer"
 
-# Each module may import only from lower ranks, or from its own subpackage (ops, nn, tasks, tokenizer). The compat
-# modules (data, addition, text, mlm) re-export the tasks' names, so they sit above tasks/.
-RANKS = [
-    ("ops", "speed_settings", "vocabulary", "worked_example", "stubs", "tokenizer"),
-    ("tensor",),
-    ("functional",),
-    ("gradcheck", "gradcheck_every_op", "nn", "optim", "plot", "mistakes"),
-    ("decode", "checkpoint", "diagnose"),
-    ("tasks", "grader"),
-    ("train", "profile", "data", "addition", "text", "mlm", "edition"),
-    ("__main__", ""),                                        # "": the package's own __init__
-]
-RANK = {name: rank for rank, names in enumerate(RANKS) for name in names}
+
+def map_order():
+    """The package's parts in the order the README's map lists them ("  tensor.py   Tensor and Tape", "  nn/ ...").
+    The map is where the layer order is written: each part may import only the parts above it."""
+    text = (ROOT / "README.md").read_text().partition("## What is inside")[2]
+    block = text.partition("```\n")[2].partition("```")[0]
+    return [re.match(r"  (\w+)(?:\.py|/)", line).group(1) for line in block.splitlines()
+            if re.match(r"  \w+(?:\.py|/)", line)]
+
+
+RANK = {name: rank for rank, name in enumerate(map_order())}
+RANK[""] = len(RANK)                                         # "": the package's own __init__, above everything
 
 
 def module_name(path):
@@ -71,36 +71,38 @@ def test_no_private_name_crosses_a_module(path):
 
 
 def test_the_shared_vocabulary_and_the_worked_example_import_nothing_of_the_package():
-    for name in ("vocabulary.py", "worked_example.py", "nn/cache.py"):
+    for name in ("vocabulary.py", "course/worked_example.py", "nn/cache.py"):
         assert imports(PACKAGE / name) == []
 
 
-# Names users import today (DESIGN.md's API, the README, the notebooks), from where they import them.
-PUBLIC = ["data:make_batch", "data:mask_tokens", "data:PAD", "data:CLS", "data:MASK", "data:MLM_N_SPECIAL",
-          "data:WORKED_X", "data:WORKED_W_Q", "data:token_names", "data:vocab_size", "data:LMBatch",
-          "addition:Split", "addition:digits_of", "addition:as_batch", "addition:problem_text",
-          "text:CharCorpus", "text:generate", "mlm:make_sequences", "mlm:classifier_from",
-          "mlm:transfer_weights", "mlm:vocab_size", "mlm:LabelledBatch",
-          "tasks:AdditionTask", "tasks:TextTask", "tasks:GPT_STYLE", "tasks:BERT_STYLE",
-          "tasks:language_model_loss", "tasks:mlm_token_names", "tasks:make_task",
-          "train:train", "train:train_step", "train:exact_match", "train:evaluate", "train:EVAL_EVERY",
+# Names the notebooks, the README and the book use, each from its one home.
+PUBLIC = ["tasks.sequences:make_batch", "tasks.sequences:token_names", "tasks.sequences:vocab_size",
+          "tasks.sequences:evaluate_sequences", "tasks.sequences:transformer_loss", "tasks.masked_lm:mask_tokens",
+          "tasks.masked_lm:make_sequences", "tasks.masked_lm:token_names", "vocabulary:PAD", "vocabulary:CLS",
+          "vocabulary:MASK", "vocabulary:BERT_N_SPECIAL", "course.worked_example:X", "course.worked_example:W_Q",
+          "tasks:LMBatch", "tasks:Batch", "tasks:LabelledBatch", "tasks.addition:Split", "tasks.addition:digits_of",
+          "tasks.addition:as_batch", "tasks.addition:problem_text", "tasks.text:CharCorpus", "tasks.text:generate_text",
+          "nn:classifier_from", "nn:transfer_weights", "nn:inference",
+          "tasks:AdditionTask", "tasks:TextTask", "tasks:GPT_STYLE", "tasks:BERT_STYLE", "tasks:exact_match",
+          "tasks:language_model_loss", "tasks:make_task", "train:train", "train:train_step",
           "decode:greedy", "decode:sample", "decode:beam_search", "nn:KVCache", "nn:EncoderLayer",
-          "nn:DecoderLayer", "nn:GPT", "nn:BERT", "nn:Transformer", "nn:residual", ":load_checkpoint",
-          ":causal_mask", ":padding_mask", ":PAD", ":BOS", ":EOS", ":Tape", ":Tensor", ":TransformerConfig"]
+          "nn:DecoderLayer", "nn:GPT", "nn:BERT", "nn:Transformer", "nn:residual", "course.grader:grade",
+          "course.mistakes:MISTAKES", "tools.plot:attention_heatmap", "tools.profile:profile_steps",
+          ":load_checkpoint", ":causal_mask", ":padding_mask", ":PAD", ":BOS", ":EOS", ":Tape", ":Tensor",
+          ":TransformerConfig", ":use_speed_settings"]
 
 
 @pytest.mark.parametrize("where", PUBLIC)
-def test_names_users_import_still_import_from_where_they_did(where):
+def test_every_public_name_imports_from_its_one_home(where):
     module, name = where.split(":")
     assert getattr(importlib.import_module("tinytransformer" + (f".{module}" if module else "")), name) is not None
 
 
-def test_the_old_paths_give_the_very_objects_of_the_new_homes():
-    from tinytransformer import addition, data, mlm, nn, tasks, text, worked_example
-    from tinytransformer.tasks import masked_lm, sequences
-    assert data.make_batch is sequences.make_batch and data.mask_tokens is masked_lm.mask_tokens
-    assert data.WORKED_X is worked_example.X and addition.Split is tasks.addition.Split
-    assert text.CharCorpus is tasks.text.CharCorpus and mlm.classifier_from is nn.classifier_from
+@pytest.mark.parametrize("old", ["data", "addition", "text", "mlm", "grader", "edition", "plot", "profile",
+                                 "speed_settings", "gradcheck_every_op", "worked_example"])
+def test_no_second_home(old):
+    """No module left behind at an old path to re-export another's names: a name has one home."""
+    assert not (PACKAGE / f"{old}.py").exists()
 
 
 def test_packaging_finds_every_subpackage_by_itself():
@@ -111,3 +113,9 @@ def test_packaging_finds_every_subpackage_by_itself():
     found = set(setuptools.find_packages(str(ROOT), **config.get("packages", {}).get("find", {})))
     on_disk = {module_name(init) or "tinytransformer" for init in PACKAGE.rglob("__init__.py")}
     assert {name if name == "tinytransformer" else f"tinytransformer.{name}" for name in on_disk} == found
+
+
+def test_the_map_lists_every_part_of_the_package():
+    on_disk = {path.stem if path.is_file() else path.name for path in PACKAGE.iterdir()
+               if (path.suffix == ".py" and path.name != "__init__.py") or (path / "__init__.py").is_file()}
+    assert set(map_order()) == on_disk

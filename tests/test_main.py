@@ -70,7 +70,8 @@ def test_command_line_profile_prints_the_time_of_each_op(capsys):
 
 def test_cli_help_shows_the_defaults_train_uses(capsys):
     from tinytransformer.tasks import ClassifyTask
-    from tinytransformer.train import LR_SCALE, WARMUP
+    from tinytransformer.tasks import Training
+    LR_SCALE, WARMUP = Training.lr_scale, Training.warmup
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())          # undo the line wrapping

@@ -4,7 +4,7 @@ import inspect
 import numpy as np
 import pytest
 
-from tinytransformer import grader, mistakes
+from tinytransformer.course import grader, mistakes
 
 MISTAKES = {m.backward.__name__: m for m in mistakes.MISTAKES}
 
@@ -143,7 +143,7 @@ def test_a_mistake_that_raises_points_at_its_line(name):
     grade = grader.grade_op(m.op, backward=m.backward)
     lines, first = inspect.getsourcelines(m.backward)
     mistake_line = first + next(i for i, line in enumerate(lines) if "# mistake:" in line)
-    assert grade.where.startswith(f"tinytransformer/mistakes.py:{mistake_line}: ")
+    assert grade.where.startswith(f"tinytransformer/course/mistakes.py:{mistake_line}: ")
     assert grade.problem.startswith("raised ValueError: matmul:")
 
 

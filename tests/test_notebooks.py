@@ -27,6 +27,7 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer import functional as F
+from tinytransformer.course import worked_example
 
 nbformat = pytest.importorskip("nbformat")
 
@@ -273,7 +274,7 @@ def test_the_number_check_catches_a_quote_that_drifted():
 # The worked example: the library computes the prose's numbers, the notebook shows them.
 
 def test_worked_example_numbers_from_the_library():
-    X, W_q, W_k, W_v = tt.data.WORKED_X, tt.data.WORKED_W_Q, tt.data.WORKED_W_K, tt.data.WORKED_W_V
+    X, W_q, W_k, W_v = worked_example.X, worked_example.W_Q, worked_example.W_K, worked_example.W_V
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
     scores_1 = K @ Q[0]
     assert np.array_equal(scores_1, SCORES_1)
@@ -407,7 +408,7 @@ def test_crossover_in_notebook_10():
 
 def gpt_causality_check():
     """Notebook 11's check 2: a GPT's logits before a changed token are unchanged, those from it on change."""
-    from tinytransformer.text import CharCorpus
+    from tinytransformer.tasks.text import CharCorpus
     corpus = CharCorpus()
     config = tt.TransformerConfig(vocab_size=corpus.vocab_size, d_model=32, n_heads=4, n_layers=2, d_ff=64,
                                   max_len=16, dropout=0.0, norm_first=True, positions="learned",
@@ -423,7 +424,7 @@ def gpt_causality_check():
 
 def addition_format_facts():
     """Notebook 11's table of which tokens determine which digit of a two-digit sum."""
-    from tinytransformer.addition import digits_of
+    from tinytransformer.tasks.addition import digits_of
     a, b = np.divmod(np.arange(10_000), 100)
     A, B, S = (digits_of(n, w) for n, w in ((a, 2), (b, 2), (a + b, 3)))
 
@@ -440,7 +441,7 @@ def addition_format_facts():
 
 
 def test_gpt_lessons_in_notebook_11():
-    from tinytransformer import addition
+    from tinytransformer.tasks import addition
     outputs = all_outputs(read(notebook("11_")))
     earlier_unchanged, later_changed = gpt_causality_check()
     assert earlier_unchanged and later_changed
@@ -472,15 +473,15 @@ def test_gpt_lessons_in_notebook_11():
 
 def mask_frequency_rows():
     """Notebook 12's table of mask_tokens' frequencies: the same draws, the same printed rows."""
-    from tinytransformer import mlm
+    from tinytransformer.tasks import masked_lm
 
     n_symbols, k = 8, 4
-    ids = mlm.make_sequences(20000, k, n_symbols, rng=3, k_min=k).ids
-    corrupted, targets = tt.data.mask_tokens(ids, rng=4, p=0.15, vocab_size=mlm.vocab_size(n_symbols))
-    symbol, chosen = ids >= tt.data.MLM_N_SPECIAL, targets != tt.PAD
+    ids = masked_lm.make_sequences(20000, k, n_symbols, rng=3, k_min=k).ids
+    corrupted, targets = masked_lm.mask_tokens(ids, rng=4, p=0.15, vocab_size=masked_lm.vocab_size(n_symbols))
+    symbol, chosen = ids >= tt.vocabulary.BERT_N_SPECIAL, targets != tt.PAD
     assert not (chosen & ~symbol).any(), "mask_tokens chose a special token"
-    became_mask = chosen & (corrupted == tt.data.MASK)
-    became_other = chosen & (corrupted != tt.data.MASK) & (corrupted != ids)
+    became_mask = chosen & (corrupted == tt.vocabulary.MASK)
+    became_other = chosen & (corrupted != tt.vocabulary.MASK) & (corrupted != ids)
     kept = chosen & (corrupted == ids)
     rows = [("chosen, of symbol positions", chosen.sum() / symbol.sum(), 0.15),
             ("[MASK], of chosen", became_mask.sum() / chosen.sum(), 0.8),

@@ -7,7 +7,7 @@ matplotlib.use("Agg")                     # no display needed; must come before 
 import matplotlib.pyplot as plt           # noqa: E402
 
 import tinytransformer as tt              # noqa: E402
-from tinytransformer import plot          # noqa: E402
+from tinytransformer.tools import plot    # noqa: E402
 
 
 @pytest.fixture(autouse=True)

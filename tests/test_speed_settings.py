@@ -7,7 +7,7 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer import __main__ as cli
-from tinytransformer import speed_settings
+from tinytransformer.tools import speed_settings
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 
@@ -77,7 +77,7 @@ def test_the_command_line_applies_the_settings_unless_the_user_chose_threads(mon
         monkeypatch.setenv(name, value)
     calls = []
     monkeypatch.setattr(cli, "use_speed_settings", lambda **options: calls.append(options))
-    monkeypatch.setattr(cli.grader, "command", lambda args: 0)          # the command itself is not under test
+    monkeypatch.setattr(cli.gradcheck, "run", lambda args: 0)          # the command itself is not under test
     cli.main(["gradcheck"])
     assert calls == [{"blas_threads": threads}]
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tinytransformer import ops
-from tinytransformer.stubs import backward_names, stub_source
+from tinytransformer.course.stubs import backward_names, stub_source
 
 PACKAGE = Path(ops.__file__).parent.parent
 OP_FILES = sorted(Path(ops.__file__).parent.glob("*.py"))

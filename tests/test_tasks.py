@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 import tinytransformer as tt
-from tinytransformer import mlm, tasks, text
+from tinytransformer import tasks
+from tinytransformer.nn import classifier_from
+from tinytransformer.tasks.text import generate_text
 from tinytransformer.train import train
 
 TINY = dict(d_model=16, n_heads=2, n_layers=1, d_ff=32, dropout=0.0)
@@ -71,7 +73,7 @@ def test_every_task_trains_by_name_with_its_own_options_and_its_own_defaults():
 def test_fine_tuning_trains_the_classifier_made_from_the_pretrained_model(small_tasks):
     """What classifier_from copies is tested with BERT (test_nn_bert.py); here the loop trains that model itself."""
     pretrained = train(small_tasks["mlm"].config(**TINY), small_tasks["mlm"], seed=0, **SHORT).model
-    classifier = mlm.classifier_from(pretrained, 2, rng=0)
+    classifier = classifier_from(pretrained, 2, rng=0)
     before = {name: param.data.copy() for name, param in classifier.named_parameters()}
     result = train(None, small_tasks["classify"], model=classifier, seed=0, **SHORT)
     assert result.model is classifier
@@ -81,11 +83,11 @@ def test_fine_tuning_trains_the_classifier_made_from_the_pretrained_model(small_
 def test_text_generation_goes_past_the_models_max_len(small_tasks):
     task = small_tasks["text"]
     model = tt.nn.GPT(task.config(**TINY), rng=0)
-    sample = text.generate(model, task.corpus, "The", 40, rng=0)     # max_len 16: 40 characters need chunks
+    sample = generate_text(model, task.corpus, "The", 40, rng=0)     # max_len 16: 40 characters need chunks
     assert sample.startswith("The") and len(sample) == 43
-    assert sample == text.generate(model, task.corpus, "The", 40, rng=0)
+    assert sample == generate_text(model, task.corpus, "The", 40, rng=0)
     with pytest.raises(ValueError, match="generate_text: the prompt must be 1 to 8 tokens"):
-        text.generate(model, task.corpus, "The keeper climbed", 10, rng=0)
+        generate_text(model, task.corpus, "The keeper climbed", 10, rng=0)
 
 
 def test_make_task_builds_every_task_by_name():

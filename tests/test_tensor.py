@@ -4,8 +4,8 @@ import pytest
 
 import tinytransformer as tt
 from tinytransformer import functional as F
-from tinytransformer.gradcheck_every_op import CHECKS
-from tinytransformer.profile import ProfilingTape
+from tinytransformer.course.cases import CHECKS
+from tinytransformer.tools.profile import ProfilingTape
 
 from helpers import param
 

@@ -10,10 +10,12 @@ import pytest
 
 import tinytransformer as tt
 from helpers import tiny_config
-from tinytransformer.data import EOS, PAD, make_batch
+from tinytransformer.tasks.sequences import evaluate_sequences, make_batch, transformer_loss
+from tinytransformer.vocabulary import EOS, PAD
 from tinytransformer.nn import Transformer
 from tinytransformer.optim import Adam
-from tinytransformer.train import Progress, evaluate, exact_match, train, train_step
+from tinytransformer.tasks import exact_match
+from tinytransformer.train import Progress, train, train_step
 
 REFERENCE = pathlib.Path(__file__).parent / "data" / "train_reference.json"
 
@@ -52,7 +54,7 @@ def test_exact_match_of_a_batch_with_itself_is_1():
 
 def small_config(**changes):
     """helpers.tiny_config's sizes at float32, wide enough to learn reverse of length 4 in a few dozen steps."""
-    fields = dict(vocab_size=tt.data.vocab_size(4), d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=5,
+    fields = dict(vocab_size=tt.tasks.sequences.vocab_size(4), d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=5,
                   dtype="float32")
     return tiny_config(**{**fields, **changes})
 
@@ -136,7 +138,7 @@ def test_memory_does_not_grow_with_steps():
 
     def memory_after(steps):
         for _ in range(steps):
-            train_step(model, optimizer, make_batch("copy", 16, 4, 4, rng))
+            train_step(model, optimizer, make_batch("copy", 16, 4, 4, rng), transformer_loss)
         gc.collect()
         return tracemalloc.get_traced_memory()[0]
 
@@ -154,7 +156,7 @@ def test_evaluate_is_greedy_exact_match():
     model = tiny_run(60).model                       # part trained: neither all right nor all wrong
     batch = make_batch("reverse", 200, 4, 4, rng=1)
     predicted = tt.decode.greedy(model, batch.src, max_len=5)
-    accuracy = evaluate(model, batch)
+    accuracy = evaluate_sequences(model, batch)
     assert 0 < accuracy < 1 and accuracy == exact_match(predicted, batch.tgt_out)
 
 

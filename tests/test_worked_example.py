@@ -2,7 +2,7 @@
 import numpy as np
 
 import tinytransformer as tt
-from tinytransformer import worked_example as example
+from tinytransformer.course import worked_example as example
 
 
 def test_worked_example_gives_the_hand_computed_attention_outputs():

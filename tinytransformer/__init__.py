@@ -4,15 +4,15 @@
     from tinytransformer import functional as F
 
 Importing it changes nothing about your process; tt.use_speed_settings() opts in
-to one BLAS thread and to keeping freed memory (see speed_settings.py).
+to one BLAS thread and to keeping freed memory (see tools/speed_settings.py).
 """
-from . import data, functional, nn, ops
+from . import functional, nn, ops
 from . import decode, optim, tasks, train
 from .checkpoint import load_checkpoint, save_checkpoint
 from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error, relative_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions
 from .nn import TransformerConfig
-from .speed_settings import use_speed_settings
+from .tools.speed_settings import use_speed_settings
 from .tensor import Tape, Tensor
 from .vocabulary import BOS, EOS, PAD
 

@@ -11,7 +11,6 @@ a row is its tokens, then EOS, then PAD. The result holds the new tokens only
 
     ids = greedy(model, src_ids, max_len)      # (B, <= max_len)
     ids = greedy(gpt, prompt_ids, max_len)     # (B, <= max_len), what follows the prompt
-    text = generate_text(gpt, corpus, "The", 200, rng=0)    # a GPT trained on text: 200 tokens more
 
 Decoding runs in eval mode (dropout off) and outside any Tape: nothing is
 recorded, nothing is kept for a backward pass. The model reads its first
@@ -28,27 +27,11 @@ once. T steps run the decoder on T positions in all (GPT's first step: its whole
 1 + 2 + ... + T = T(T + 1)/2 without the cache. use_cache=False re-runs the
 whole prefix every step: the reference the tests compare with.
 """
-import contextlib
-
 import numpy as np
 
 from . import functional as F
-from .tensor import recording
+from .nn.module import inference
 from .vocabulary import BOS, EOS, N_SPECIAL, PAD
-
-
-@contextlib.contextmanager
-def inference(model, name):
-    """Eval mode inside the block (the model's own mode is restored after); refuses to run inside a Tape."""
-    if recording():
-        raise RuntimeError(f"{name}: called inside a `with Tape()` block; decoding needs no gradients, "
-                           "so call it outside the block")
-    was_training = model.training
-    model.eval()
-    try:
-        yield
-    finally:
-        model.train(was_training)
 
 
 def start(model, ids, max_len, name, repeat=1):
@@ -196,31 +179,3 @@ def beam_search(model, ids, max_len, beam_width=4, length_penalty=0.6, use_cache
     winner = length_normalised(score, length, length_penalty).argmax(axis=1)   # (B,)
     chosen = ids[np.arange(B), winner, t0:]                             # (B, t) the new tokens
     return chosen[:, :max(1, length[np.arange(B), winner].max())]       # (B, <= max_len) no all-PAD tail
-
-
-def generate_text(model, corpus, prompt, n_tokens, rng, temperature=0.8, top_k=None):
-    """Continue prompt (a str) by n_tokens tokens (characters, for a character corpus) sampled from a
-    GPT trained on corpus's tokens.
-
-    corpus: anything with encode(str) -> ids and decode(ids) -> str (tasks/text.py's TextCorpus).
-    The model sees at most config.max_len positions, so generation goes in
-    chunks: each chunk is sampled after the last max_len // 2 tokens so far.
-    """
-    rng = np.random.default_rng(rng)
-    ids = corpus.encode(prompt)
-    n_wanted = len(ids) + n_tokens
-    window = model.config.max_len // 2
-    if not 1 <= len(ids) <= window:
-        raise ValueError(f"generate_text: the prompt must be 1 to {window} tokens (max_len // 2), "
-                         f"got {len(ids)}")
-    empty_chunks = 0
-    while len(ids) < n_wanted:
-        context = ids[-window:][None, :]                                   # (1, <= window)
-        wanted = min(model.config.max_len - context.shape[1], n_wanted - len(ids))
-        new = sample(model, context, wanted, rng, temperature=temperature, top_k=top_k)[0]
-        new = new[new >= N_SPECIAL]              # a special token (EOS ends a sample) is no character: drop it
-        empty_chunks = 0 if len(new) else empty_chunks + 1
-        if empty_chunks == 100:
-            raise ValueError("generate_text: 100 samples in a row began with a special token, not a character")
-        ids = np.concatenate([ids, new])
-    return corpus.decode(ids[:n_wanted])

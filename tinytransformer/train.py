@@ -22,21 +22,16 @@ import numpy as np
 
 from .optim import Adam, WarmupSchedule, clip_grad_norm
 from .tasks import TASKS, Training, make_task, options_of
-from .tasks import exact_match                             # noqa: F401  (imported from here by notebooks)
-from .tasks.sequences import evaluate_sequences as evaluate   # noqa: F401  (the copy/reverse evaluation, by its old name)
-from .tasks.sequences import transformer_loss
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out set's seed is seed + this: no overlap with training streams
-# The defaults of the classroom schedule, by their old names (tasks/task.py's Training holds them).
-LR_SCALE, WARMUP, EVAL_EVERY = Training.lr_scale, Training.warmup, Training.eval_every
 
 
-def train_step(model, optimizer, batch, label_smoothing=0.0, clip_norm=None, loss=transformer_loss):
+def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=None):
     """Forward, loss, backward, (clip), update. Returns the loss as a float.
 
-    loss(model, batch, label_smoothing) -> a scalar Tensor: by default the
-    encoder-decoder's on a copy/reverse Batch; a task's .loss for the others.
+    loss(model, batch, label_smoothing) -> a scalar Tensor: the task's .loss
+    (for copy and reverse, tasks.sequences.transformer_loss).
     """
     with Tape() as tape:
         value = loss(model, batch, label_smoothing)
@@ -150,7 +145,7 @@ def train(config=None, task="reverse", *, model=None, seed=0, progress=True, **o
         start = time.perf_counter()
         batch = task.batch(settings.batch_size, data_rng)
         optimizer.lr = schedule(step)
-        losses.append(train_step(model, optimizer, batch, settings.label_smoothing, settings.clip_norm, task.loss))
+        losses.append(train_step(model, optimizer, batch, task.loss, settings.label_smoothing, settings.clip_norm))
         train_seconds += time.perf_counter() - start
         evaluating = (settings.eval_every and step % settings.eval_every == 0) or step == settings.steps
         if evaluating:

@@ -4,7 +4,7 @@ Shapes: B batch, T time (T_src for the source, T_tgt for the target),
 V vocabulary, h heads, d_k = d_model / h.
 
     config.py       TransformerConfig: sizes and switches of every model
-    module.py       Module: parameters, sub-layers, train/eval mode
+    module.py       Module: parameters, sub-layers, train/eval mode; inference(model): eval mode, no tape
     layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, Dropout, FeedForward
     attention.py    MultiHeadAttention: project, split into heads, attend, merge
     blocks.py       SelfAttentionLayer (= EncoderLayer), DecoderLayer: sublayers with residual + LayerNorm
@@ -23,7 +23,7 @@ from .gpt import GPT
 from .layers import (ACTIVATIONS, Dropout, Embedding, FeedForward, LayerNorm, LearnedPositions, Linear,
                      SinusoidalPositions)
 from .model import Model
-from .module import Module, parameter
+from .module import Module, inference, parameter
 from .transformer import Transformer
 
 MODELS = {cls.__name__: cls for cls in (Transformer, GPT, BERT)}   # by name, for checkpoints

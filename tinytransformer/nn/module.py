@@ -1,5 +1,8 @@
-"""Module: what every layer and model shares: its parameters, its sub-layers, train/eval mode."""
-from ..tensor import Tensor
+"""Module: what every layer and model shares: its parameters, its sub-layers, train/eval mode;
+and inference(model), the block in which a model answers without a tape (evaluation, decoding)."""
+import contextlib
+
+from ..tensor import Tensor, recording
 
 
 def parameter(data, name):
@@ -50,3 +53,17 @@ class Module:
 
     def eval(self):
         return self.train(False)
+
+
+@contextlib.contextmanager
+def inference(model, name):
+    """Eval mode inside the block (the model's own mode is restored after); refuses to run inside a Tape."""
+    if recording():
+        raise RuntimeError(f"{name}: called inside a `with Tape()` block; decoding needs no gradients, "
+                           "so call it outside the block")
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)

@@ -1,6 +1,7 @@
 """The tasks the training loop knows, by name: one file per family, each holding its data and its task class.
 
     task.py        Task: what the loop asks of a task; Training: the loop's settings; the measures
+    batches.py     Batch, LMBatch, LabelledBatch: what a task's batch() returns, one kind per model
     sequences.py   copy, reverse     for the encoder-decoder Transformer
     addition.py    addition          for GPT: a+b= and the sum, reversed
     text.py        text              for GPT: the next token of a text, by characters or BPE
@@ -12,8 +13,8 @@
 import dataclasses
 
 from .addition import AdditionTask
+from .batches import Batch, LabelledBatch, LMBatch  # noqa: F401  (the batch kinds, with the tasks that make them)
 from .masked_lm import ClassifyTask, MaskedLMTask
-from .masked_lm import token_names as mlm_token_names     # noqa: F401  (its name when tasks was one module)
 from .sequences import CopyTask, ReverseTask
 from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
     language_model_loss  # noqa: F401  (re-exported: no __all__, so that the book documents each name once)

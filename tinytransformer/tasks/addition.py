@@ -26,7 +26,8 @@ import numpy as np
 
 from .. import nn
 from ..decode import greedy
-from ..vocabulary import EOS, N_SPECIAL, PAD, LMBatch
+from ..vocabulary import EOS, N_SPECIAL, PAD
+from .batches import LMBatch
 from .task import GPT_STYLE, Task, check_option, exact_match, language_model_loss
 
 ALPHABET = "0123456789+="

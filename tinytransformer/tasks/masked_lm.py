@@ -31,8 +31,9 @@ import numpy as np
 
 from .. import functional as F, nn
 from ..checkpoint import load_checkpoint
-from ..decode import inference
-from ..vocabulary import BERT_N_SPECIAL, CLS, MASK, PAD, LabelledBatch, LMBatch
+from ..nn import inference
+from ..vocabulary import BERT_N_SPECIAL, CLS, MASK, PAD
+from .batches import LabelledBatch, LMBatch
 from .task import BERT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 

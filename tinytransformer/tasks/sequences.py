@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import functional as F, nn
 from ..decode import greedy
-from ..vocabulary import BOS, EOS, N_SPECIAL, PAD, Batch
+from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
+from .batches import Batch
 from .task import Task, check_option, exact_match
 
 TASKS = ("copy", "reverse")

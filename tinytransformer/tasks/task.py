@@ -21,8 +21,7 @@ import dataclasses
 import numpy as np
 
 from .. import functional as F
-from ..decode import inference
-from ..nn import TransformerConfig
+from ..nn import TransformerConfig, inference
 from ..vocabulary import EOS, PAD
 
 # The classroom model: TransformerConfig's default sizes (d_model 64, 4 heads, 2 layers, d_ff 128),

@@ -19,6 +19,8 @@ ids: PAD, BOS, EOS = 0, 1, 2 (vocabulary.py), then the tokenizer's ids from 3.
 Losses per token do not compare across tokenizers (a BPE token holds several
 characters); nats per character do: the held-out loss summed over the
 held-out targets, divided by the characters they spell.
+
+    text = generate_text(gpt, corpus, "The", 200, rng=0)    # a GPT trained on text: 200 tokens more
 """
 import dataclasses
 import platform
@@ -27,9 +29,10 @@ from importlib import resources
 import numpy as np
 
 from .. import nn
-from ..decode import generate_text
+from ..decode import sample
 from ..tokenizer import BPE, CharTokenizer
-from ..vocabulary import N_SPECIAL, LMBatch
+from ..vocabulary import N_SPECIAL
+from .batches import LMBatch
 from .task import GPT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
@@ -190,3 +193,31 @@ class TextTask(Task):
         ids = self.eval_set.ids[:1, :32]                                      # (1, up to 32)
         names = [self.corpus.tokenizer.token_text(int(i) - N_SPECIAL) for i in ids[0]]
         return (ids,), names, names
+
+
+def generate_text(model, corpus, prompt, n_tokens, rng, temperature=0.8, top_k=None):
+    """Continue prompt (a str) by n_tokens tokens (characters, for a character corpus) sampled from a
+    GPT trained on corpus's tokens.
+
+    corpus: anything with encode(str) -> ids and decode(ids) -> str (tasks/text.py's TextCorpus).
+    The model sees at most config.max_len positions, so generation goes in
+    chunks: each chunk is sampled after the last max_len // 2 tokens so far.
+    """
+    rng = np.random.default_rng(rng)
+    ids = corpus.encode(prompt)
+    n_wanted = len(ids) + n_tokens
+    window = model.config.max_len // 2
+    if not 1 <= len(ids) <= window:
+        raise ValueError(f"generate_text: the prompt must be 1 to {window} tokens (max_len // 2), "
+                         f"got {len(ids)}")
+    empty_chunks = 0
+    while len(ids) < n_wanted:
+        context = ids[-window:][None, :]                                   # (1, <= window)
+        wanted = min(model.config.max_len - context.shape[1], n_wanted - len(ids))
+        new = sample(model, context, wanted, rng, temperature=temperature, top_k=top_k)[0]
+        new = new[new >= N_SPECIAL]              # a special token (EOS ends a sample) is no character: drop it
+        empty_chunks = 0 if len(new) else empty_chunks + 1
+        if empty_chunks == 100:
+            raise ValueError("generate_text: 100 samples in a row began with a special token, not a character")
+        ids = np.concatenate([ids, new])
+    return corpus.decode(ids[:n_wanted])

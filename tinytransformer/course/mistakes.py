@@ -15,7 +15,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .ops import sum_backward, unbroadcast
+from ..ops import sum_backward, unbroadcast
 
 
 class Mistake(NamedTuple):

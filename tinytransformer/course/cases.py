@@ -12,8 +12,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import ops
-from .tensor import apply
+from .. import ops
+from ..tensor import apply
 
 
 class OpCase(NamedTuple):

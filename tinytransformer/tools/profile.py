@@ -7,8 +7,7 @@ Tensors, walking the tape).
 """
 import time
 
-from .tasks.sequences import transformer_loss
-from .tensor import Tape
+from ..tensor import Tape
 
 
 class ProfilingTape(Tape):
@@ -36,7 +35,7 @@ class ProfilingTape(Tape):
         return grads
 
 
-def profile_steps(model, batch, optimizer, steps=20, loss_fn=transformer_loss):
+def profile_steps(model, batch, optimizer, loss_fn, steps=20):
     """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step).
 
     loss_fn(model, batch) -> scalar Tensor: any task's loss (tasks.py's task.loss).

@@ -2,7 +2,7 @@
 
     python -m tinytransformer gradcheck [--op NAME]
 
-For each op of gradcheck_every_op.CHECKS (every case, each on DRAWS random
+For each op of CHECKS (every case, each on DRAWS random
 draws) the grader runs the library's forward, hands a random upstream
 gradient to the op's backward and compares what comes back with central
 differences of the forward. It calls each pair directly, not through the
@@ -17,7 +17,6 @@ its dout or cache fails for its op, with the line it went wrong on, and the
 other ops are graded all the same. The forward passes are the library's:
 an error in one is not the student's, and is not caught.
 """
-import argparse
 import copy
 import traceback
 from pathlib import Path
@@ -25,14 +24,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import gradcheck_every_op
+from .cases import CHECKS
 from .diagnose import Diagnosis, diagnose
-from .gradcheck import PASS_ERROR, agrees, masked_as_constant, numerical_gradient, relative_error, resolution
-from .tensor import Tape, Tensor, apply
+from ..gradcheck import PASS_ERROR, agrees, masked_as_constant, numerical_gradient, relative_error, resolution
+from ..tensor import Tape, Tensor, apply
 
 DRAWS = 2              # random draws of every case: its inputs and its upstream gradient
 TAPE = "tape"          # the name the grader gives Tape.backward, the tape's replay
-PROJECT = Path(__file__).resolve().parent.parent     # file names are shown relative to this
+PROJECT = Path(__file__).resolve().parents[2]    # file names are shown relative to this
 
 PASS, FAIL, NOT_WRITTEN = "pass", "FAIL", "not written yet"
 
@@ -82,7 +81,7 @@ class BackwardFailed(Exception):
 
 def op_names():
     """Every name the grader knows: the ops in the order of their files, then the tape."""
-    return list(dict.fromkeys(case.op for case in gradcheck_every_op.CHECKS)) + [TAPE]
+    return list(dict.fromkeys(case.op for case in CHECKS)) + [TAPE]
 
 
 def grade(names=None, seed=0):
@@ -95,7 +94,7 @@ def grade_op(op, backward=None, seed=0):
     """Grade one op's backward (the library's, or `backward` in its place) on every case of the op."""
     if op == TAPE:
         return grade_tape(backward, seed)
-    cases = [case for case in gradcheck_every_op.CHECKS if case.op == op]
+    cases = [case for case in CHECKS if case.op == op]
     if not cases:
         raise ValueError(f"grader: no op named {op!r}; the ops are: {', '.join(op_names())}")
     backward = backward or cases[0].backward
@@ -143,7 +142,7 @@ def gradients(case, backward, inputs, rng):
 
 def first_run(op, backward=None, seed=0):
     """(inputs, {input name: (yours, right)}) of the op's first case on its first draw, as grade_op runs it."""
-    case = next(case for case in gradcheck_every_op.CHECKS if case.op == op)
+    case = next(case for case in CHECKS if case.op == op)
     rng = np.random.default_rng([seed, 0, 0])
     inputs = case.make_inputs(rng)
     return inputs, gradients(case, backward or case.backward, inputs, rng)[0]
@@ -327,34 +326,3 @@ def explain(g):
 
 def passed(grades):
     return all(g.status == PASS for g in grades)
-
-
-# ---------------------------------------------------------------------------
-# python -m tinytransformer gradcheck
-
-def add_parser(commands):
-    check = commands.add_parser(
-        "gradcheck", help="grade every op's backward pass against finite differences",
-        description="Grade every op's backward pass (and the tape's replay) against central differences "
-                    f"in float64: one line per op and input, pass when the relative error is at most "
-                    f"{PASS_ERROR:.0e}, a diagnosis for a FAIL where the mistake is recognised. Exit status 0 "
-                    "only when every graded op passes.")
-    check.add_argument("--op", metavar="NAME[,NAME]", type=known_ops, default=None,
-                       help=f"grade only these ({', '.join(op_names())})")
-    check.add_argument("--seed", type=int, default=0, help="seed of the random inputs and upstream gradients")
-    check.set_defaults(run=command)
-
-
-def known_ops(text):
-    """--op's value: a list of op names, each one the grader knows."""
-    names = [name.strip() for name in text.split(",")]
-    unknown = [name for name in names if name not in op_names()]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"no op named {', '.join(unknown)}; the ops are: {', '.join(op_names())}")
-    return names
-
-
-def command(args):
-    grades = grade(args.op, seed=args.seed)
-    print("\n".join(report(grades)))
-    return 0 if passed(grades) else 1

@@ -27,8 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .gradcheck import PASS_ERROR, relative_error
-from .ops import broadcast_axes, unbroadcast
+from ..gradcheck import PASS_ERROR, relative_error
+from ..ops import broadcast_axes, unbroadcast
 
 
 class Diagnosis(NamedTuple):

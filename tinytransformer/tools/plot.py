@@ -26,7 +26,7 @@ try:
 except ImportError as error:
     raise ImportError("tinytransformer.plot needs matplotlib: pip install 'tinytransformer[plot]'") from error
 
-from .tensor import Tensor
+from ..tensor import Tensor
 
 FONT_SIZES = dict(ticks=11, labels=12, titles=13, legend=11, annotations=11)   # points
 MAX_WIDTH = 8.0                  # inches: 800 pixels at 100 dpi, the width of a page of the book

@@ -1,0 +1,13 @@
+"""What every command shares: one line for a user's mistake, never a usage dump or a traceback."""
+import argparse
+
+
+class BadInput(Exception):
+    """A value on the command line that cannot work: one line for the user, no traceback."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a mistake on the command line is one line (and a pointer to --help), not the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -1,0 +1,33 @@
+"""`python -m tinytransformer gradcheck`: every op's backward pass graded against finite differences."""
+import argparse
+
+from ..course.grader import grade, op_names, passed, report
+from ..gradcheck import PASS_ERROR
+
+
+def add_parser(commands):
+    check = commands.add_parser(
+        "gradcheck", help="grade every op's backward pass against finite differences",
+        description="Grade every op's backward pass (and the tape's replay) against central differences "
+                    f"in float64: one line per op and input, pass when the relative error is at most "
+                    f"{PASS_ERROR:.0e}, a diagnosis for a FAIL where the mistake is recognised. Exit status 0 "
+                    "only when every graded op passes.")
+    check.add_argument("--op", metavar="NAME[,NAME]", type=known_ops, default=None,
+                       help=f"grade only these ({', '.join(op_names())})")
+    check.add_argument("--seed", type=int, default=0, help="seed of the random inputs and upstream gradients")
+    check.set_defaults(run=run)
+
+
+def known_ops(text):
+    """--op's value: a list of op names, each one the grader knows."""
+    names = [name.strip() for name in text.split(",")]
+    unknown = [name for name in names if name not in op_names()]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no op named {', '.join(unknown)}; the ops are: {', '.join(op_names())}")
+    return names
+
+
+def run(args):
+    grades = grade(args.op, seed=args.seed)
+    print("\n".join(report(grades)))
+    return 0 if passed(grades) else 1

@@ -1,0 +1,263 @@
+"""`python -m tinytransformer train`: train a task's model; print, and optionally save, the result.
+
+Every option sets one field: of the task's dataclass (tasks/), of its TransformerConfig, or of
+tasks.Training; its default is the task's own, read there. Every value is checked before training starts.
+"""
+import argparse
+import dataclasses
+import json
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+
+from ..tasks.text import BPE_VOCAB_SIZE, TEXTS, TOKENIZERS
+from .common import BadInput
+
+
+# flag -> (field, help); each field's default is the task's (per_task_defaults)
+TASK_FLAGS = {
+    "--seq-len": ("seq_len", "copy/reverse: symbols per sequence; text: tokens of context; "
+                             "mlm/classify: symbols in each half of a sequence"),
+    "--text": ("text_name", "text: the story (the package's, 6 KB) or python-docs (Python's language reference, "
+                       "465 KB)"),
+    "--tokenizer": ("tokenizer", "text: characters (char) or byte-level BPE (bpe) as tokens"),
+    "--vocab-size": ("vocab_size", f"text --tokenizer bpe: ids, 256 bytes and the merges (default {BPE_VOCAB_SIZE})"),
+    "--vocab": ("n_symbols", "number of distinct symbols (copy, reverse, mlm, classify)"),
+    "--variable-length": ("variable_length", "copy/reverse: lengths 1..seq-len; mlm/classify: halves of "
+                                             "3..seq-len; padded with PAD"),
+    "--digits": ("digits", "addition: digits of each number"),
+    "--labelled": ("n_labelled", "classify: labelled training sequences"),
+    "--readout": ("readout", "classify: how BERT answers: cloze (its masked-LM head fills y's first symbol, "
+                             "hidden by [MASK]: x's first means copy, x's last reverse) or cls (a new head on "
+                             "[CLS], as BERT fine-tunes)"),
+    "--sentence-objective": ("sentence_objective", "mlm: also train [CLS] to tell a second half in the "
+                                                   "corpus's order (copy or reverse) from one shuffled, BERT's "
+                                                   "second pretraining task adapted to this corpus"),
+    "--pretrained": ("pretrained", "classify: start from this masked-LM checkpoint (train --task mlm --save PATH)"),
+}
+MODEL_FLAGS = {
+    "--d-model": ("d_model", "width of every token vector"),
+    "--heads": ("n_heads", "attention heads (n_heads)"),
+    "--layers": ("n_layers", "layers (the encoder-decoder: encoder layers, and as many decoder layers)"),
+    "--d-ff": ("d_ff", "hidden width of the feed-forward sublayers"),
+    "--dropout": ("dropout", "dropout probability"),
+}
+TRAINING_FLAGS = {
+    "--batch-size": ("batch_size", "sequences per step"),
+    "--steps": ("steps", "at most this many steps"),
+    "--lr": ("lr_scale", "scale of the warmup learning-rate schedule"),
+    "--warmup": ("warmup", "steps of linear learning-rate warmup"),
+    "--eval-every": ("eval_every", "steps between held-out evaluations (0 = only at the end)"),
+    "--target-accuracy": ("target_accuracy", "stop once held-out exact match reaches this"),
+    "--clip-norm": ("clip_norm", "clip the gradient norm to this"),
+    "--label-smoothing": ("label_smoothing", "label smoothing of the cross-entropy"),
+}
+
+
+def given(args, flags):
+    """{field: value} of the options in flags given on the command line."""
+    return {field: getattr(args, field) for field, _ in flags.values() if hasattr(args, field)}
+
+
+def as_flags(message):
+    """An error message from the library, with each option's field name written as its flag (n_heads -> --heads)."""
+    for flag, (field, _) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
+        message = re.sub(rf"(?<![\w-]){field}(?!\w)", flag, message)
+    return message.removeprefix("train: ")
+
+
+def check_outputs(args):
+    """Every file train will write must be writable before training starts: a trained model is never lost
+    to a missing folder, a taken name or a missing plotting library."""
+    for flag in ("--save", "--json", "--plot"):
+        path = getattr(args, flag[2:])
+        if path is None:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise BadInput(f"{flag} {path}: the folder {folder} does not exist")
+        if os.path.isdir(path) or not os.access(folder, os.W_OK):
+            raise BadInput(f"{flag} {path}: cannot write a file there")
+    if args.save and os.path.exists(args.save):
+        from ..checkpoint import is_checkpoint
+        if not is_checkpoint(args.save):
+            raise BadInput(f"--save {args.save}: the file exists and is not a tinytransformer checkpoint; "
+                           "refusing to overwrite it")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise BadInput("--plot needs matplotlib: pip install 'tinytransformer[plot]'") from None
+
+
+def save_or_keep(model, path):
+    """Save the trained model to path; should that fail now, save it in a new temporary file instead and say where."""
+    from .. import checkpoint
+    try:
+        checkpoint.save_checkpoint(model, path)
+    except (OSError, ValueError) as error:
+        fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path))
+        checkpoint.save_checkpoint(model, fallback)
+        print(f"train: could not write {path} ({error}); the trained model is saved in {fallback}", file=sys.stderr)
+
+
+def train_command(args):
+    """Train the task's model (Transformer, GPT or BERT); print, and optionally save, the result.
+
+    With --profile, time a few training steps op by op instead (profile_command).
+    """
+    from ..checkpoint import load_checkpoint
+    from ..tasks import TASKS, make_task, options_of
+    from ..train import EVAL_SEED_OFFSET, train
+
+    task_options = given(args, TASK_FLAGS)
+    foreign = [flag for flag, (field, _) in TASK_FLAGS.items()
+               if field in task_options and field not in options_of(TASKS[args.task])]
+    if foreign:
+        raise BadInput(f"{', '.join(foreign)} is not an option of the {args.task} task")
+    try:                                       # every value checked here, before any work starts
+        task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
+        config = task.config(**given(args, MODEL_FLAGS))
+        task.check(config)
+        settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
+        pretrained = task_options.get("pretrained")
+        sizes = describe_model(task, load_checkpoint(pretrained).config if pretrained else config)
+    except (ValueError, TypeError, OSError) as error:
+        raise BadInput(as_flags(str(error))) from None
+    if args.profile:
+        return profile_command(args, task, settings, task.new_model(config, np.random.default_rng(args.seed)))
+    check_outputs(args)
+    print(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "
+          f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
+          + (f", from {pretrained}" if pretrained else ""))
+    result = train(config, task, seed=args.seed, **given(args, TRAINING_FLAGS))
+    reached = result.reached_target_at_step
+    target = settings.target_accuracy if task.exact else None
+    measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
+    if task.exact:
+        print(f"held-out exact match {result.exact_match:.1%} after {result.steps} steps; "
+              + (f"reached {target:.0%} at step {reached}" if reached
+                 else f"did not reach {target:.0%}" if target is not None else "no target"))
+    else:
+        print(f"held-out loss {result.held_out_loss:.4f} after {result.steps} steps "
+              f"(training loss {result.final_loss:.4f})"
+              + "".join(f"; {name.replace('_', ' ')} {value:.4f}" for name, value in measures.items()))
+    print(f"{result.wall_seconds:.1f} s wall, {result.train_seconds:.1f} s in training steps, "
+          f"{result.ms_per_step:.1f} ms/step")
+    if args.save:                               # first: the trained model is what took the time
+        save_or_keep(result.model, args.save)
+    print("\n" + "\n".join(task.show(result.model)))
+    if args.json:
+        with open(args.json, "w") as f:
+            summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
+            json.dump({**summary, **measures}, f, indent=1)
+    if args.plot:
+        plot_training(result, task, args.plot)
+    return 0 if reached or target is None else 1
+
+
+def describe_model(task, c):
+    """The model's sizes in a few words; the encoder-decoder's layers as encoder+decoder."""
+    from ..nn import Transformer
+    layers = f"{c.n_layers}+{c.n_layers}" if task.model_class is Transformer else f"{c.n_layers}"
+    return f"d_model {c.d_model}, {c.n_heads} heads, {layers} layers, d_ff {c.d_ff}"
+
+
+def profile_command(args, task, settings, model):
+    """Time --profile-steps training steps of the task's model on one batch, op by op, and print
+    the table: milliseconds per step in each op's forward and backward, and each op's share of the step."""
+    from ..optim import Adam, WarmupSchedule
+    from ..tools.profile import profile_steps, profile_table
+
+    if args.profile_steps < 1:
+        raise BadInput(f"--profile-steps must be >= 1, got {args.profile_steps}")
+    batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
+    optimizer = Adam(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
+    profile_steps(model, batch, optimizer, task.loss, 1)     # not timed: the first step allocates Adam's state
+    totals, step_seconds = profile_steps(model, batch, optimizer, task.loss, args.profile_steps)
+    print(f"profile of {args.profile_steps} training steps ({args.task}, batch {settings.batch_size}, "
+          f"{task.describe()}; {task.model_class.__name__}, {describe_model(task, model.config)}),\n"
+          "timed op by op by the tape: milliseconds per step, share of the step\n")
+    print(profile_table(totals, step_seconds, args.profile_steps))
+    return 0
+
+
+def plot_training(result, task, path):
+    """A PNG: the loss curve, and the last layer's attention on one held-out example (mean over heads):
+    cross-attention for the encoder-decoder, self-attention for GPT and BERT.
+
+    Row t of the heatmap is the position whose query attends (for the encoder-decoder, the decoder
+    position that predicts the t-th target token).
+    """
+    from ..tools import plot
+
+    model = result.model.eval()
+    inputs, key_labels, query_labels = task.plot_example()
+    model(*inputs)                                                      # fills each layer's .probs
+    probs_by_layer = model.attention_probs()
+    names = list(probs_by_layer)
+    last = ([name for name in names if name.endswith("cross_attn")] or names)[-1]
+    probs = probs_by_layer[last][0].mean(axis=0)                         # (h, T_q, T_k) -> (T_q, T_k)
+    figure, (ax_loss, ax_attention) = plot.plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
+    plot.loss_curve(result.losses, ax=ax_loss, steps=range(1, len(result.losses) + 1), log_scale=True,
+                    title=f"{result.task}: training loss")
+    plot.attention_heatmap(probs, x_labels=key_labels, y_labels=query_labels,
+                           ax=ax_attention, title=f"{last}, mean over heads")
+    figure.savefig(path, dpi=100)
+    plot.plt.close(figure)
+
+
+def per_task_defaults(field):
+    """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it."""
+    from ..nn import TransformerConfig
+    from ..tasks import CLASSROOM_MODEL, TASKS, options_of
+    model_defaults = {**{f.name: f.default for f in dataclasses.fields(TransformerConfig)
+                         if f.default is not dataclasses.MISSING}, **CLASSROOM_MODEL}     # vocab_size has none
+    groups = {}
+    for name, task_class in TASKS.items():
+        defaults = {**model_defaults, **options_of(task_class), **dataclasses.asdict(task_class.training)}
+        if defaults.get(field) is not None:
+            groups.setdefault(str(defaults[field]), []).append(name)
+    if not groups:
+        return ""
+    if len(groups) == 1 and sum(map(len, groups.values())) == len(TASKS):
+        return f"(default: {next(iter(groups))})"
+    return "(default: " + ", ".join(f"{'/'.join(names)} {value}" for value, names in groups.items()) + ")"
+
+
+def add_parser(commands):
+    from ..tasks import NAMES, TASKS
+
+    models = ", ".join(f"{name} ({TASKS[name].model_class.__name__})" for name in NAMES)
+    train = commands.add_parser("train", help="train a Transformer, GPT or BERT on one of the tasks",
+                                description=f"Train a model on a task: {models}. The tasks with an exact "
+                                            "answer train until held-out exact match reaches "
+                                            "--target-accuracy (exit status 1 if it does not); text and mlm "
+                                            "run all their steps and report the held-out loss.",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    train.add_argument("--task", choices=NAMES, default="reverse", help="the task (and so the model)")
+    types = {"pretrained": str, "readout": str, "dropout": float, "lr_scale": float, "target_accuracy": float,
+             "clip_norm": float, "label_smoothing": float}
+    choices = {"text_name": TEXTS, "tokenizer": TOKENIZERS}
+    for flag, (field, help) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
+        if field in ("variable_length", "sentence_objective"):
+            train.add_argument(flag, dest=field, action="store_true", default=argparse.SUPPRESS, help=help)
+        elif field in choices:
+            train.add_argument(flag, dest=field, choices=choices[field], default=argparse.SUPPRESS,
+                               help=f"{help} {per_task_defaults(field)}")
+        else:
+            train.add_argument(flag, dest=field, type=types.get(field, int), default=argparse.SUPPRESS,
+                               metavar="PATH" if field == "pretrained" else flag[2:].upper().replace("-", "_"),
+                               help=f"{help} {per_task_defaults(field)}")
+    train.add_argument("--seed", type=int, default=0, help="seed of the weights and the training data")
+    train.add_argument("--json", metavar="PATH", help="write the result (steps, times, losses, ...) as JSON")
+    train.add_argument("--save", metavar="PATH", help="save the trained model as an .npz checkpoint")
+    train.add_argument("--plot", metavar="PATH", help="save a PNG of the loss curve and an attention map")
+    train.add_argument("--profile", action="store_true",
+                       help="instead of training, time --profile-steps steps op by op (forward and backward) "
+                            "and print the table")
+    train.add_argument("--profile-steps", type=int, default=20, metavar="N", help="steps timed by --profile")
+    train.set_defaults(run=train_command)
