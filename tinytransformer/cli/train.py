@@ -151,9 +151,10 @@ def train_command(args):
         save_or_keep(result.model, args.save)
     print("\n" + "\n".join(task.show(result.model)))
     if args.json:
+        summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
+        summary.update(measures, **task.model_measures(result.model))     # translate: BLEU, chrF, examples
         with open(args.json, "w") as f:
-            summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
-            json.dump({**summary, **measures}, f, indent=1)
+            json.dump(summary, f, indent=1)
     if args.plot:
         plot_training(result, task, args.plot)
     return 0 if reached or target is None else 1

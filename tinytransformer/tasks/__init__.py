@@ -6,6 +6,7 @@
     addition.py    addition          for GPT: a+b= and the sum, reversed
     text.py        text              for GPT: the next token of a text, by characters or BPE
     masked_lm.py   mlm, classify     for BERT: masked-LM pretraining, then a [CLS] question
+    translation.py translate         for the encoder-decoder: English to German (german.py: the grammar)
 
     task = make_task("reverse", seq_len=8)       # the task's dataclass, its other fields at their defaults
     result = train(task.config(), task)          # train.py
@@ -19,8 +20,10 @@ from .sequences import CopyTask, ReverseTask
 from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
     language_model_loss  # noqa: F401  (re-exported: no __all__, so that the book documents each name once)
 from .text import TextTask
+from .translation import TranslationTask
 
-TASKS = {task.name: task for task in (CopyTask, ReverseTask, AdditionTask, TextTask, MaskedLMTask, ClassifyTask)}
+TASKS = {task.name: task for task in (CopyTask, ReverseTask, AdditionTask, TextTask, MaskedLMTask, ClassifyTask,
+                                       TranslationTask)}
 NAMES = tuple(TASKS)
 
 

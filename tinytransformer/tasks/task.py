@@ -77,7 +77,7 @@ def check_option(task, field, low, high=None):
 class Task:
     """The base of every task: what the training loop and the command line ask of one."""
 
-    name = None                  # "copy", "reverse", "addition", "text", "mlm" or "classify"
+    name = None                  # "copy", "reverse", "addition", "text", "mlm", "classify" or "translate"
     model_class = None           # nn.Transformer, nn.GPT or nn.BERT
     exact = True                 # evaluate gives held-out exact match (else the held-out loss)
     model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE)
@@ -108,6 +108,10 @@ class Task:
 
     def held_out_measures(self, held_out_loss):
         """Other measures of a held-out loss, by name, for the report and --json (text: per character)."""
+        return {}
+
+    def model_measures(self, model):
+        """Other measures of the trained model, by name, for --json (translate: BLEU, chrF, examples)."""
         return {}
 
 

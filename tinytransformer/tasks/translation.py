@@ -192,6 +192,7 @@ class Vocabulary:
 
 
 VOCABULARY = Vocabulary()
+ROOM = dict(vocab_size=len(VOCABULARY), max_len=MAX_TOKENS + 1)         # + 1: BOS or EOS
 
 
 class Pairs(NamedTuple):
@@ -255,7 +256,7 @@ class TranslationTask(Task):
     split_seed: int = 0              # both held-out sets are drawn once, from this seed
 
     name, model_class = "translate", nn.Transformer
-    training = Training(steps=3000, batch_size=64, warmup=200, eval_every=250, target_accuracy=0.8)
+    training = Training(steps=3000, eval_every=100, target_accuracy=0.9)
 
     def __post_init__(self):
         check_option(self, "n_held_out", 1)
@@ -273,7 +274,7 @@ class TranslationTask(Task):
         self.eval_set = self.held_out.batch
 
     def room(self):
-        return dict(vocab_size=len(VOCABULARY), max_len=MAX_TOKENS + 1)    # + 1: BOS or EOS
+        return dict(ROOM)
 
     def describe(self):
         return (f"English to German, {len(VOCABULARY)} tokens shared, {self.n_held_out} held-out sentences "
@@ -293,7 +294,7 @@ class TranslationTask(Task):
         src, _, tgt_out = self.eval_set
         return exact_match(greedy(model, src, max_len=tgt_out.shape[1]), tgt_out)
 
-    def measures(self, model, n_examples=5):
+    def model_measures(self, model, n_examples=5):
         """What the report and --json add: held-out BLEU, chrF, exact match (greedy), examples, and the
         compositional set's BLEU by kind."""
         held_out = scores(model, self.held_out)
@@ -305,7 +306,7 @@ class TranslationTask(Task):
                                        for kind, pairs in self.compositional.items()}}
 
     def show(self, model, n=3):
-        m = self.measures(model, n)
+        m = self.model_measures(model, n)
         lines = [f"held-out (greedy): BLEU {m['bleu']:.1f}, chrF {m['chrf']:.1f}, exact match {m['exact_match']:.1%}",
                  "compositional held-out BLEU: " + ", ".join(f"{kind} {value:.1f}"
                                                             for kind, value in m["compositional_bleu"].items()),
