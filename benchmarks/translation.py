@@ -50,6 +50,7 @@ def write_atomically(path, data):
     folder = os.path.dirname(os.path.abspath(path))
     with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as f:
         json.dump(data, f, indent=1, ensure_ascii=False)
+    os.chmod(f.name, 0o644)                      # readable as any file written by open() would be
     os.replace(f.name, path)
 
 

@@ -76,8 +76,8 @@ def test_cli_help_shows_the_defaults_train_uses(capsys):
         main(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())          # undo the line wrapping
     # fine-tuning [CLS] takes a smaller step than train()'s default, which every other task uses
-    assert (f"scale of the warmup learning-rate schedule (default: copy/reverse/addition/text/mlm {LR_SCALE}, "
-            f"classify {ClassifyTask.training.lr_scale})") in help_text
+    assert (f"scale of the warmup learning-rate schedule (default: copy/reverse/addition/text/mlm/translate "
+            f"{LR_SCALE}, classify {ClassifyTask.training.lr_scale})") in help_text
     assert f"steps of linear learning-rate warmup (default: {WARMUP})" in help_text
     assert "(default 512)" in help_text and "MISSING" not in help_text   # text's BPE size, not TransformerConfig's
 

@@ -103,7 +103,8 @@ def chrf(hypotheses, references):
     (character n-grams of 1 to 6, spaces removed, beta = 2, no word n-grams).
 
     For each order n the corpus's matches give a precision (of the hypotheses' n-grams, counting
-    only sentences whose reference has n-grams of that order) and a recall (of the references'); both are averaged over the orders that both sides have, and
+    only sentences whose reference has n-grams of that order) and a recall (of the references');
+    both are averaged over the orders that both sides have, and
     the averages are combined as F_beta = (1 + beta^2) P R / (beta^2 P + R).
     """
     check_corpus("chrf", hypotheses, references)
