@@ -74,3 +74,13 @@ def test_a_checkpoint_of_another_task_or_none_gets_one_line(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
     assert main(["translate", "--load", str(tmp_path / "missing.npz"), "The dog sleeps."]) == 2
     assert "no checkpoint file at" in capsys.readouterr().err
+
+
+def test_a_sentence_longer_than_the_model_reads_gets_one_line(trained, capsys):
+    model, _ = trained
+    capsys.readouterr()
+    assert main(["translate", "--load", str(model), "the dog sees the cat and " * 6 + "the dog"]) == 2
+    err = capsys.readouterr().err
+    assert "'and' is not in the vocabulary" in err                     # the words are checked first
+    assert main(["translate", "--load", str(model), "The old dog sees the old cat " * 4]) == 2
+    assert "a sentence of 28 words is longer than the model reads (max_len 27)" in capsys.readouterr().err

@@ -47,6 +47,10 @@ def translate_command(args):
                        f"and max_len {model.config.max_len} is not a model of the translate task (a Transformer "
                        f"with vocab_size {ROOM['vocab_size']}, max_len >= {ROOM['max_len']}); train one with "
                        "train --task translate --save PATH")
+    longest = max(len(VOCABULARY.encode_english(sentence)) for sentence in sentences)
+    if longest > model.config.max_len:
+        raise BadInput(f"a sentence of {longest} words is longer than the model reads (max_len "
+                       f"{model.config.max_len})")
     for german in translate(model, sentences, args.beam):
         print(german)
     return 0

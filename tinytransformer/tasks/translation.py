@@ -154,11 +154,11 @@ class Vocabulary:
     """The shared vocabulary: PAD, BOS, EOS, the English words, the German pieces; token <-> id."""
 
     def __init__(self):
-        words = german.english_vocabulary() + [p for p in german.german_vocabulary()
-                                               if p not in set(german.english_vocabulary())]
-        self.tokens = [SPECIAL_NAMES[i] for i in range(N_SPECIAL)] + words
+        english = german.english_vocabulary()
+        shared = english + [piece for piece in german.german_vocabulary() if piece not in set(english)]
+        self.tokens = [SPECIAL_NAMES[i] for i in range(N_SPECIAL)] + shared     # a word of both: one id
         self.ids = {token: i for i, token in enumerate(self.tokens)}
-        self.english = set(german.english_vocabulary())
+        self.english = set(english)
 
     def __len__(self):
         return len(self.tokens)
@@ -206,21 +206,20 @@ def as_pairs(sentences):
     """Sentences (german.Sentence) -> Pairs; src (B, T_src), tgt_in and tgt_out (B, T_tgt + 1), PAD after."""
     english, german_texts, src_rows, tgt_rows = [], [], [], []
     for sentence in sentences:
-        words, pieces = german.english_words(sentence), german.german_pieces(sentence)
-        if max(len(words), len(pieces)) > MAX_TOKENS:
-            raise ValueError(f"translate: a sentence of {max(len(words), len(pieces))} tokens is longer "
-                             f"than MAX_TOKENS={MAX_TOKENS}")
-        english.append(german.english_text(words))
+        pieces = german.german_pieces(sentence)
+        english.append(german.english_text(german.english_words(sentence)))
         german_texts.append(german.german_text(pieces))
         src_rows.append(VOCABULARY.encode_english(english[-1]))
         tgt_rows.append(VOCABULARY.german_ids(pieces))
+        if max(len(src_rows[-1]), len(pieces)) > MAX_TOKENS:          # a bug of the grammar, never the user's
+            raise ValueError(f"translate: a sentence of {max(len(src_rows[-1]), len(pieces))} tokens is "
+                             f"longer than MAX_TOKENS={MAX_TOKENS}: {english[-1]}")
     B = len(sentences)
     src = as_padded(src_rows)                                                      # (B, T_src)
     T = max(map(len, tgt_rows)) + 1
     tgt_in = np.full((B, T), PAD, dtype=np.int64)                                  # (B, T_tgt + 1)
     tgt_out = np.full((B, T), PAD, dtype=np.int64)
-    for b, (source, target) in enumerate(zip(src_rows, tgt_rows)):
-        src[b, :len(source)] = source
+    for b, target in enumerate(tgt_rows):
         tgt_in[b, 0], tgt_in[b, 1:len(target) + 1] = BOS, target
         tgt_out[b, :len(target)], tgt_out[b, len(target)] = target, EOS
     return Pairs(english, german_texts, Batch(src, tgt_in, tgt_out))
@@ -235,6 +234,7 @@ def translate(model, sentences, beam=None):
 
 
 def as_padded(rows):
+    """Rows of ids of different lengths -> one array (B, longest), PAD after each row."""
     padded = np.full((len(rows), max(map(len, rows))), PAD, dtype=np.int64)          # (B, T)
     for b, row in enumerate(rows):
         padded[b, :len(row)] = row
