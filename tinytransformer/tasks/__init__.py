@@ -6,7 +6,8 @@
     addition.py    addition          for GPT: a+b= and the sum, reversed
     text.py        text              for GPT: the next token of a text, by characters or BPE
     masked_lm.py   mlm, classify     for BERT: masked-LM pretraining, then a [CLS] question
-    translation.py translate         for the encoder-decoder: English to German (german.py: the grammar)
+    german.py      a small German grammar: one sentence's description written in English and in German
+    translation.py translate         for the encoder-decoder: English to German, on the grammar's sentences
 
     task = make_task("reverse", seq_len=8)       # the task's dataclass, its other fields at their defaults
     result = train(task.config(), task)          # train.py
