@@ -70,7 +70,8 @@ def test_a_checkpoint_of_another_task_or_none_gets_one_line(tmp_path, capsys):
     capsys.readouterr()
     assert main(["translate", "--load", str(other), "The dog sleeps."]) == 2
     err = capsys.readouterr().err
-    assert "a Transformer with vocab_size 13 and max_len 11 is not a model of the translate task" in err
+    assert "a Transformer with vocab_size 13 and max_len 11 is not a model of the translate task's generated " \
+        "pairs" in err
     assert len(err.strip().splitlines()) == 1
     assert main(["translate", "--load", str(tmp_path / "missing.npz"), "The dog sleeps."]) == 2
     assert "no checkpoint file at" in capsys.readouterr().err

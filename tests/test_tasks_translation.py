@@ -1,9 +1,12 @@
-"""tasks/german.py and tasks/translation.py: German grammar on hand-written examples, the data, the task."""
+"""tasks/german.py, tasks/translation.py and tasks/ding.py: German grammar on hand-written examples, the
+data, the task, and the Ding dictionary's real sentences where Debian installs them."""
+import pathlib
+
 import numpy as np
 import pytest
 
 import tinytransformer as tt
-from tinytransformer.tasks import german, make_task, translation
+from tinytransformer.tasks import ding, german, make_task, translation
 from tinytransformer.tasks.german import Clause, NounPhrase, Sentence
 from tinytransformer.vocabulary import BOS, EOS, PAD
 
@@ -232,3 +235,37 @@ def test_a_short_training_run_is_measured_honestly():
     assert example["source"] == task.held_out.english[0] and example["reference"] == task.held_out.german[0]
     assert example["output"] == translation.translate(result.model, [example["source"]])[0]
     assert f"BLEU {measures['bleu']:.1f}" in "\n".join(task.show(result.model))
+
+
+def test_pairs_must_be_generated_or_ding():
+    with pytest.raises(ValueError, match=r"pairs must be one of \('generated', 'ding'\), got 'wmt'"):
+        translation.TranslationTask(pairs="wmt")
+
+
+def test_ding_pairs_absent_get_one_clear_line(tmp_path):
+    with pytest.raises(ValueError, match="not installed here"):
+        ding.read_pairs(tmp_path / "de-en")
+
+
+def test_ding_reading_keeps_plain_sentence_pairs(tmp_path):
+    path = tmp_path / "de-en"
+    path.write_text("# a comment :: not a pair\n"
+                    "Hund {m} | Hunde {pl} :: dog | dogs\n"                        # words, not sentences
+                    "Der Hund schläft. | Die Hunde schlafen. :: The dog sleeps. | The dogs sleep.\n"
+                    "Er sah ihn / sie. :: He saw him.\n"                           # an alternative inside
+                    "Das ist gut [ugs.]. :: That is good.\n"                       # a note inside
+                    "Der Hund schläft. :: The dog sleeps.\n", encoding="utf-8")   # seen already
+    assert ding.read_pairs(path) == [("The dog sleeps.", "Der Hund schläft."),
+                                     ("The dogs sleep.", "Die Hunde schlafen.")]
+
+
+@pytest.mark.skipif(not pathlib.Path(ding.DING_PATH).is_file(), reason="Debian's trans-de-en is not installed")
+def test_ding_task_splits_and_encodes_the_installed_dictionary():
+    task = translation.TranslationTask(pairs="ding", n_held_out=50)
+    english, german_texts, src_rows, tgt_rows = task.corpus.training
+    assert not set(zip(english, german_texts)) & set(zip(task.held_out.english, task.held_out.german))
+    assert task.vocabulary.german_text(list(tgt_rows[0]) + [EOS]) == german_texts[0]     # BPE round trip
+    assert task.room() == {"vocab_size": len(task.vocabulary), "max_len": task.corpus.max_tokens + 1}
+    src, tgt_in, tgt_out = task.batch(8, np.random.default_rng(0))
+    assert src.shape[0] == 8 and tgt_in.shape == tgt_out.shape and (tgt_in[:, 0] == BOS).all()
+    assert task.compositional == {} and "Ding" in task.describe()

@@ -14,6 +14,7 @@ import tempfile
 import numpy as np
 
 from ..tasks.text import BPE_VOCAB_SIZE, TEXTS, TOKENIZERS
+from ..tasks.translation import PAIRS
 from .common import BadInput
 
 
@@ -37,6 +38,8 @@ TASK_FLAGS = {
                                                    "corpus's order (copy or reverse) from one shuffled, BERT's "
                                                    "second pretraining task adapted to this corpus"),
     "--pretrained": ("pretrained", "classify: start from this masked-LM checkpoint (train --task mlm --save PATH)"),
+    "--pairs": ("pairs", "translate: the grammar's sentences (generated) or the Ding dictionary's real ones (ding, "
+                         "read from Debian's trans-de-en where it is installed)"),
 }
 MODEL_FLAGS = {
     "--d-model": ("d_model", "width of every token vector"),
@@ -242,7 +245,7 @@ def add_parser(commands):
     train.add_argument("--task", choices=NAMES, default="reverse", help="the task (and so the model)")
     types = {"pretrained": str, "readout": str, "dropout": float, "lr_scale": float, "target_accuracy": float,
              "clip_norm": float, "label_smoothing": float}
-    choices = {"text_name": TEXTS, "tokenizer": TOKENIZERS}
+    choices = {"text_name": TEXTS, "tokenizer": TOKENIZERS, "pairs": PAIRS}
     for flag, (field, help) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
         if field in ("variable_length", "sentence_objective"):
             train.add_argument(flag, dest=field, action="store_true", default=argparse.SUPPRESS, help=help)

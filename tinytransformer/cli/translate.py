@@ -44,9 +44,9 @@ def translate_command(args):
     if type(model) is not Transformer or model.config.vocab_size != ROOM["vocab_size"] \
             or model.config.max_len < ROOM["max_len"]:
         raise BadInput(f"--load {args.load}: a {type(model).__name__} with vocab_size {model.config.vocab_size} "
-                       f"and max_len {model.config.max_len} is not a model of the translate task (a Transformer "
-                       f"with vocab_size {ROOM['vocab_size']}, max_len >= {ROOM['max_len']}); train one with "
-                       "train --task translate --save PATH")
+                       f"and max_len {model.config.max_len} is not a model of the translate task's generated "
+                       f"pairs (a Transformer with vocab_size {ROOM['vocab_size']}, max_len >= {ROOM['max_len']}); "
+                       "train one with train --task translate --save PATH")
     longest = max(len(VOCABULARY.encode_english(sentence)) for sentence in sentences)
     if longest > model.config.max_len:
         raise BadInput(f"a sentence of {longest} words is longer than the model reads (max_len "

@@ -23,6 +23,10 @@ Two held-out sets, drawn once from split_seed, that training never sees:
   (training negates main clauses only). It measures whether the model combines
   what it learnt.
 Measured by BLEU and chrF (metrics.py) on the German text, and exact match.
+
+pairs="ding" trains on real sentences instead: those of Debian's Ding dictionary
+where it is installed (ding.py), as BPE tokens, with a held-out set and no
+compositional one.
 """
 import dataclasses
 from typing import NamedTuple
@@ -33,7 +37,7 @@ from .. import nn
 from ..decode import beam_search, greedy
 from ..metrics import bleu, chrf
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
-from . import german
+from . import ding, german
 from .batches import Batch
 from .sequences import transformer_loss
 from .task import Task, Training, check_option, exact_match
@@ -44,6 +48,7 @@ UNSEEN_NUMBERS = (37, 58, 64, 83, 91)
 COMPOSITIONAL_KINDS = ("unseen adjective-noun pair", "unseen number", "negation after dass/weil")
 MAX_TOKENS = 26          # the longest sentence draw_sentence can make, in words or pieces (a test checks it)
 SPECIAL_NAMES = {PAD: "<pad>", BOS: "<s>", EOS: "</s>"}
+PAIRS = ("generated", "ding")     # the grammar's sentences, or the Ding dictionary's (ding.py)
 
 
 def draw_number(rng):
@@ -179,6 +184,9 @@ class Vocabulary:
     def german_ids(self, pieces):
         return np.array([self.ids[piece] for piece in pieces], dtype=np.int64)
 
+    def token_name(self, i):
+        return self.tokens[int(i)]
+
     def german_text(self, ids):
         """Decoded ids (up to EOS, PAD ignored) -> a German sentence; an English word the model
         wrote by mistake stays as it is."""
@@ -214,7 +222,12 @@ def as_pairs(sentences):
         if max(len(src_rows[-1]), len(pieces)) > MAX_TOKENS:          # a bug of the grammar, never the user's
             raise ValueError(f"translate: a sentence of {max(len(src_rows[-1]), len(pieces))} tokens is "
                              f"longer than MAX_TOKENS={MAX_TOKENS}: {english[-1]}")
-    B = len(sentences)
+    return pairs_of(english, german_texts, src_rows, tgt_rows)
+
+
+def pairs_of(english, german_texts, src_rows, tgt_rows):
+    """Texts and their ids -> Pairs; src (B, T_src), tgt_in and tgt_out (B, T_tgt + 1), PAD after."""
+    B = len(src_rows)
     src = as_padded(src_rows)                                                      # (B, T_src)
     T = max(map(len, tgt_rows)) + 1
     tgt_in = np.full((B, T), PAD, dtype=np.int64)                                  # (B, T_tgt + 1)
@@ -225,12 +238,12 @@ def as_pairs(sentences):
     return Pairs(english, german_texts, Batch(src, tgt_in, tgt_out))
 
 
-def translate(model, sentences, beam=None):
+def translate(model, sentences, beam=None, vocabulary=VOCABULARY):
     """English sentences (strings) -> German sentences (strings), greedy or with beam search of width beam."""
-    src = as_padded([VOCABULARY.encode_english(sentence) for sentence in sentences])   # (B, T_src)
+    src = as_padded([vocabulary.encode_english(sentence) for sentence in sentences])   # (B, T_src)
     max_len = model.config.max_len
     ids = greedy(model, src, max_len) if beam is None else beam_search(model, src, max_len, beam_width=beam)
-    return [VOCABULARY.german_text(row) for row in ids]
+    return [vocabulary.german_text(row) for row in ids]
 
 
 def as_padded(rows):
@@ -241,9 +254,9 @@ def as_padded(rows):
     return padded
 
 
-def scores(model, pairs, beam=None):
+def scores(model, pairs, beam=None, vocabulary=VOCABULARY):
     """{"bleu", "chrf", "exact_match", "outputs"} of the model on pairs (greedy, or beam search)."""
-    outputs = translate(model, pairs.english, beam)
+    outputs = translate(model, pairs.english, beam, vocabulary)
     return {"bleu": bleu(outputs, pairs.german), "chrf": chrf(outputs, pairs.german),
             "exact_match": float(np.mean([o == g for o, g in zip(outputs, pairs.german)])), "outputs": outputs}
 
@@ -254,6 +267,7 @@ class TranslationTask(Task):
     n_held_out: int = 500            # held-out sentences, drawn as training draws
     n_compositional: int = 100       # held-out sentences of each compositional kind
     split_seed: int = 0              # both held-out sets are drawn once, from this seed
+    pairs: str = "generated"         # the grammar's sentences, or "ding": the Ding dictionary's (ding.py)
 
     name, model_class = "translate", nn.Transformer
     training = Training(steps=3000, eval_every=100, target_accuracy=0.9)
@@ -261,7 +275,16 @@ class TranslationTask(Task):
     def __post_init__(self):
         check_option(self, "n_held_out", 1)
         check_option(self, "n_compositional", 1)
+        if self.pairs not in PAIRS:
+            raise ValueError(f"translate: pairs must be one of {PAIRS}, got {self.pairs!r}")
         held_out_rng, compositional_rng = np.random.default_rng(self.split_seed).spawn(2)
+        if self.pairs == "ding":
+            self.corpus = ding.DingCorpus(self.n_held_out, held_out_rng)
+            self.vocabulary, self.compositional = self.corpus.vocabulary, {}
+            self.held_out = pairs_of(*self.corpus.held_out)
+            self.eval_set = self.held_out.batch
+            return
+        self.vocabulary = VOCABULARY
         sentences = {}                        # English text -> Sentence, so that no sentence is there twice
         while len(sentences) < self.n_held_out:
             sentence = draw_sentence(held_out_rng)
@@ -274,13 +297,21 @@ class TranslationTask(Task):
         self.eval_set = self.held_out.batch
 
     def room(self):
+        if self.pairs == "ding":
+            return dict(vocab_size=len(self.vocabulary), max_len=self.corpus.max_tokens + 1)
         return dict(ROOM)
 
     def describe(self):
+        if self.pairs == "ding":
+            return (f"English to German, {len(self.corpus.training[0])} sentence pairs of Debian's Ding dictionary "
+                    f"to train on, BPE of {len(self.vocabulary)} tokens shared, {self.n_held_out} held out")
         return (f"English to German, {len(VOCABULARY)} tokens shared, {self.n_held_out} held-out sentences "
                 f"and {self.n_compositional} of each of {len(COMPOSITIONAL_KINDS)} compositional kinds")
 
     def batch(self, batch_size, rng):
+        if self.pairs == "ding":
+            chosen = rng.integers(len(self.corpus.training[0]), size=batch_size)     # (B,) training pairs
+            return pairs_of(*([part[i] for i in chosen] for part in self.corpus.training)).batch
         sentences = []
         while len(sentences) < batch_size:
             sentence = draw_sentence(rng)
@@ -297,20 +328,21 @@ class TranslationTask(Task):
     def model_measures(self, model, n_examples=5):
         """What the report and --json add: held-out BLEU, chrF, exact match (greedy), examples, and the
         compositional set's BLEU by kind."""
-        held_out = scores(model, self.held_out)
+        held_out = scores(model, self.held_out, vocabulary=self.vocabulary)
         examples = [{"source": e, "reference": g, "output": o}
                     for e, g, o in zip(self.held_out.english, self.held_out.german, held_out["outputs"])]
         return {"bleu": held_out["bleu"], "chrf": held_out["chrf"], "exact_match": held_out["exact_match"],
                 "examples": examples[:n_examples],
-                "compositional_bleu": {kind: scores(model, pairs)["bleu"]
+                "compositional_bleu": {kind: scores(model, pairs, vocabulary=self.vocabulary)["bleu"]
                                        for kind, pairs in self.compositional.items()}}
 
     def show(self, model, n=3):
         m = self.model_measures(model, n)
-        lines = [f"held-out (greedy): BLEU {m['bleu']:.1f}, chrF {m['chrf']:.1f}, exact match {m['exact_match']:.1%}",
-                 "compositional held-out BLEU: " + ", ".join(f"{kind} {value:.1f}"
-                                                            for kind, value in m["compositional_bleu"].items()),
-                 "held-out sentences:"]
+        lines = [f"held-out (greedy): BLEU {m['bleu']:.1f}, chrF {m['chrf']:.1f}, exact match {m['exact_match']:.1%}"]
+        if m["compositional_bleu"]:
+            lines.append("compositional held-out BLEU: " + ", ".join(
+                f"{kind} {value:.1f}" for kind, value in m["compositional_bleu"].items()))
+        lines.append("held-out sentences:")
         for example in m["examples"]:
             lines += [f"  source     {example['source']}", f"  reference  {example['reference']}",
                       f"  output     {example['output']}", ""]
@@ -320,6 +352,7 @@ class TranslationTask(Task):
         """(the model's inputs, key labels, query labels) of one held-out sentence, for an attention map."""
         src, tgt_in, tgt_out = (ids[:1] for ids in self.eval_set)
         keep_src, keep_tgt = src[0] != PAD, tgt_out[0] != PAD
-        names = VOCABULARY.tokens
-        return ((src[:, keep_src], tgt_in[:, keep_tgt]), [names[i] for i in src[0][keep_src]],
-                [names[i] for i in tgt_out[0][keep_tgt]])
+        def name(i):
+            return SPECIAL_NAMES.get(int(i)) or self.vocabulary.token_name(i)
+        return ((src[:, keep_src], tgt_in[:, keep_tgt]), [name(i) for i in src[0][keep_src]],
+                [name(i) for i in tgt_out[0][keep_tgt]])
