@@ -7,10 +7,14 @@ held-out BLEU, chrF and exact match (greedy), the same with beam search
 --label-smoothing 0 0.1 every seed runs once per value (the measurement that
 chose the default). Writes every run and the load average before and after
 to a JSON file (checked writable before the first step) and prints a table.
-Run from the repository root, on as quiet a machine as you have:
+--pairs ding trains on the Ding dictionary's sentences instead (where Debian
+installs them; no compositional set). Run from the repository root, on as
+quiet a machine as you have:
 
     PYTHONPATH=. python benchmarks/translation.py                                  # seeds 0-2, defaults
-    PYTHONPATH=. python benchmarks/translation.py --label-smoothing 0 0.1 --out /tmp/smoothing.json
+    PYTHONPATH=. python benchmarks/translation.py --label-smoothing 0 0.1 \
+        --out benchmarks/results/translation_label_smoothing.json
+    PYTHONPATH=. python benchmarks/translation.py --pairs ding --seeds 0 --out benchmarks/results/translation_ding.json
 """
 import argparse
 import datetime
@@ -27,17 +31,17 @@ from common import load_average, use_threads  # noqa: E402
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results" / "translation.json"
 
 
-def run(seed, label_smoothing):
+def run(seed, label_smoothing, pairs):
     """One training run and its measures, as a dict."""
     from tinytransformer.tasks.translation import TranslationTask, scores
     from tinytransformer.train import train
 
-    task = TranslationTask()
+    task = TranslationTask(pairs=pairs)
     options = {} if label_smoothing is None else {"label_smoothing": label_smoothing}
     result = train(None, task, seed=seed, progress=False, **options)
     measures = task.model_measures(result.model)
-    beam = scores(result.model, task.held_out, beam=4)
-    return {"seed": seed, "label_smoothing": task.training.label_smoothing if label_smoothing is None
+    beam = scores(result.model, task.held_out, beam=4, vocabulary=task.vocabulary)
+    return {"seed": seed, "pairs": pairs, "label_smoothing": task.training.label_smoothing if label_smoothing is None
             else label_smoothing, "steps": result.steps, "reached_target_at_step": result.reached_target_at_step,
             "wall_seconds": round(result.wall_seconds, 2), "train_seconds": round(result.train_seconds, 2),
             "ms_per_step": round(result.ms_per_step, 2), "bleu": measures["bleu"], "chrf": measures["chrf"],
@@ -59,6 +63,7 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--label-smoothing", type=float, nargs="+", default=[None],
                         help="values to run each seed with (default: the task's own)")
+    parser.add_argument("--pairs", choices=("generated", "ding"), default="generated")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="the JSON file to write")
     args = parser.parse_args()
     folder = os.path.dirname(os.path.abspath(args.out))
@@ -73,7 +78,7 @@ def main():
           f"{'beam4':>6}  compositional BLEU (pair, number, negation after dass/weil)")
     for label_smoothing in args.label_smoothing:
         for seed in args.seeds:
-            r = run(seed, label_smoothing)
+            r = run(seed, label_smoothing, args.pairs)
             record["runs"].append(r)
             print(f"{r['seed']:>4} {r['label_smoothing']:>6} {r['steps']:>5} {r['wall_seconds']:>7.1f} "
                   f"{r['bleu']:>6.1f} {r['chrf']:>6.1f} {r['exact_match']:>6.1%} {r['beam4_bleu']:>6.1f}  "
