@@ -52,3 +52,11 @@ def test_label_smoothing_changed_the_steps_and_bleu_as_the_readme_says():
     assert abs(steps[0.1] - steps[0.0]) < 100 and abs(bleu[0.1] - bleu[0.0]) < 1
     # the acceptance runs are the label-smoothing runs without smoothing, step for step (same seeds, same data)
     assert [r["steps"] for r in runs("translation.json")] == [r["steps"] for r in by_value[0.0]]
+
+
+def test_the_ding_run_is_quoted_as_recorded():
+    (run,) = runs("translation_ding.json")
+    text = readme()
+    assert run["pairs"] == "ding" and run["steps"] == 3000
+    assert f"BLEU {run['bleu']:.1f} and chrF {run['chrf']:.1f} there ({run['steps']} steps, " \
+           f"{run['wall_seconds']:.0f} s" in text

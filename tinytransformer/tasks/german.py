@@ -96,9 +96,9 @@ KEIN_PLURAL = {NOMINATIVE: "keine", ACCUSATIVE: "keine", DATIVE: "keinen"}
 WEAK = {NOMINATIVE: {MASCULINE: "e", FEMININE: "e", NEUTER: "e", PLURAL: "en"},
         ACCUSATIVE: {MASCULINE: "en", FEMININE: "e", NEUTER: "e", PLURAL: "en"},
         DATIVE: {MASCULINE: "en", FEMININE: "en", NEUTER: "en", PLURAL: "en"}}
-MIXED = {NOMINATIVE: {MASCULINE: "er", FEMININE: "e", NEUTER: "es", PLURAL: "en"},
-         ACCUSATIVE: {MASCULINE: "en", FEMININE: "e", NEUTER: "es", PLURAL: "en"},
-         DATIVE: {MASCULINE: "en", FEMININE: "en", NEUTER: "en", PLURAL: "en"}}
+MIXED = {NOMINATIVE: {MASCULINE: "er", FEMININE: "e", NEUTER: "es"},        # singular only: keine alten
+         ACCUSATIVE: {MASCULINE: "en", FEMININE: "e", NEUTER: "es"},        # Hunde takes WEAK's plural
+         DATIVE: {MASCULINE: "en", FEMININE: "en", NEUTER: "en"}}
 STRONG_PLURAL = {NOMINATIVE: "e", ACCUSATIVE: "e", DATIVE: "en"}
 
 ENGLISH_UNITS = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
