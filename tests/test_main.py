@@ -160,7 +160,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    for name in tasks.NAMES:
+    for name in tuple(tasks.TASKS):
         assert f"{name} ({tasks.TASKS[name].model_class.__name__})" in help_text
     assert "at most this many steps (default: copy/reverse/" in help_text        # per-task defaults are shown
 

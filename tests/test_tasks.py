@@ -92,7 +92,7 @@ def test_text_generation_goes_past_the_models_max_len(small_tasks):
 
 def test_make_task_builds_every_task_by_name():
     small = dict(seq_len=4, n_symbols=5, digits=1, n_labelled=16, eval_size=10)
-    for name in tasks.NAMES:
+    for name in tuple(tasks.TASKS):
         options = {key: value for key, value in small.items() if key in tasks.options_of(tasks.TASKS[name])}
         task = tasks.make_task(name, **options)
         assert type(task) is tasks.TASKS[name] and all(getattr(task, k) == v for k, v in options.items())

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from .optim import Adam, WarmupSchedule, clip_grad_norm
-from .tasks import TASKS, Training, make_task, options_of
+from .tasks import DEFAULT_TASK, TASKS, Training, make_task, options_of
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out set's seed is seed + this: no overlap with training streams
@@ -96,7 +96,7 @@ class Progress:
             self.stream.write("\n")
 
 
-def train(config=None, task="reverse", *, model=None, seed=0, progress=True, **options):
+def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, **options):
     """Train a new model of the task's class on task; returns a TrainResult (the model included).
 
     task: a task object (tasks/) or a task's name ("copy", "reverse", "addition", "text",

@@ -28,6 +28,7 @@ from .. import nn
 from ..decode import greedy
 from ..vocabulary import EOS, N_SPECIAL, PAD
 from .batches import LMBatch
+from .options import option
 from .task import GPT_STYLE, Task, check_option, exact_match, language_model_loss
 
 ALPHABET = "0123456789+="
@@ -118,7 +119,7 @@ class Split:
 @dataclasses.dataclass
 class AdditionTask(Task):
     """Split's problems for GPT; evaluated by greedy decoding of the held-out problems."""
-    digits: int = 2                  # digits of each number
+    digits: int = option(2, "--digits", "digits of each number")
     n_held_out: int | None = None    # held-out problems: 1000, or a tenth of all problems if that is fewer
     split_seed: int = 0              # the held-out problems are drawn once, from this seed
 

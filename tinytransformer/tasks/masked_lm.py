@@ -34,6 +34,7 @@ from ..checkpoint import load_checkpoint
 from ..nn import inference
 from ..vocabulary import BERT_N_SPECIAL, CLS, MASK, PAD
 from .batches import LabelledBatch, LMBatch
+from .options import option
 from .task import BERT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 
@@ -219,11 +220,13 @@ def check_halves(task):
 @dataclasses.dataclass
 class MaskedLMTask(Task):
     """Masked-LM pretraining of BERT on the corpus; evaluated by the loss on a fixed corrupted held-out set."""
-    seq_len: int = 6                 # symbols in each half of a sequence (the longest half)
-    n_symbols: int = 8               # distinct symbols
-    variable_length: bool = False    # halves of 3..seq_len symbols, padded
+    seq_len: int = option(6, "--seq-len", "symbols in each half of a sequence (the longest half)")
+    n_symbols: int = option(8, "--vocab", "distinct symbols")
+    variable_length: bool = option(False, "--variable-length", "halves of 3..seq-len symbols, padded with PAD")
     p: float = 0.15                  # the share of symbol positions chosen for corruption
-    sentence_objective: bool = False  # also train [CLS]: is y x in the corpus's order, or shuffled?
+    sentence_objective: bool = option(False, "--sentence-objective", "also train [CLS] to tell a second half "
+                                      "in the corpus's order (copy or reverse) from one shuffled, BERT's second "
+                                      "pretraining task adapted to this corpus")
     eval_size: int = 1000            # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
 
@@ -284,12 +287,15 @@ class ClassifyTask(Task):
     """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, evaluated by the
     exact match (accuracy) on eval_size others. readout: "cloze" (the masked-LM head fills y's first
     symbol) or "cls" (a new head on [CLS])."""
-    seq_len: int = 6                 # symbols in each half of a sequence (the longest half)
-    n_symbols: int = 8               # distinct symbols
-    n_labelled: int = 256            # labelled training sequences
-    variable_length: bool = False    # halves of 3..seq_len symbols, padded
-    readout: str = "cloze"           # how the model answers: "cloze" or "cls"
-    pretrained: str | None = None    # a masked-LM checkpoint to start from (train --task mlm --save PATH)
+    seq_len: int = option(6, "--seq-len", "symbols in each half of a sequence (the longest half)")
+    n_symbols: int = option(8, "--vocab", "distinct symbols")
+    n_labelled: int = option(256, "--labelled", "labelled training sequences")
+    variable_length: bool = option(False, "--variable-length", "halves of 3..seq-len symbols, padded with PAD")
+    readout: str = option("cloze", "--readout", "how BERT answers: cloze (its masked-LM head fills y's first "
+                          "symbol, hidden by [MASK]: x's first means copy, x's last reverse) or cls (a new head "
+                          "on [CLS], as BERT fine-tunes)")
+    pretrained: str | None = option(None, "--pretrained", "start from this masked-LM checkpoint "
+                                    "(train --task mlm --save PATH)", metavar="PATH")
     eval_size: int = 1000            # held-out sequences
     seed: int = 0                    # seed of the labelled and the held-out sequences
 

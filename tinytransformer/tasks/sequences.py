@@ -19,6 +19,7 @@ from .. import functional as F, nn
 from ..decode import greedy
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from .batches import Batch
+from .options import option
 from .task import Task, check_option, exact_match
 
 TASKS = ("copy", "reverse")
@@ -88,9 +89,9 @@ def evaluate_sequences(model, batch):
 @dataclasses.dataclass
 class CopyTask(Task):
     """copy for the encoder-decoder Transformer: write the source again; evaluated by greedy decoding."""
-    seq_len: int = 10                # symbols per sequence
-    n_symbols: int = 10              # distinct symbols
-    variable_length: bool = False    # lengths drawn from 1..seq_len, padded
+    seq_len: int = option(10, "--seq-len", "symbols per sequence")
+    n_symbols: int = option(10, "--vocab", "distinct symbols")
+    variable_length: bool = option(False, "--variable-length", "lengths 1..seq-len, padded with PAD")
     eval_size: int = 1000            # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
 

@@ -33,6 +33,7 @@ from ..decode import sample
 from ..tokenizer import BPE, CharTokenizer
 from ..vocabulary import N_SPECIAL
 from .batches import LMBatch
+from .options import option
 from .task import GPT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
@@ -126,10 +127,13 @@ class CharCorpus(TextCorpus):
 @dataclasses.dataclass
 class TextTask(Task):
     """Next-token prediction on a text for GPT, by characters or BPE tokens; evaluated by the held-out loss."""
-    seq_len: int = 32                       # tokens of context
-    text_name: str = "story"                # "story" or "python-docs" (load_text)
-    tokenizer: str = "char"                 # "char" or "bpe"
-    vocab_size: int | None = None           # bpe: 256 bytes + merges (None: BPE_VOCAB_SIZE); char: None
+    seq_len: int = option(32, "--seq-len", "tokens of context")
+    text_name: str = option("story", "--text", "the story (the package's, 6 KB) or python-docs (Python's "
+                            "language reference, 465 KB)", choices=TEXTS)                       # load_text
+    tokenizer: str = option("char", "--tokenizer", "characters (char) or byte-level BPE (bpe) as tokens",
+                            choices=TOKENIZERS)
+    vocab_size: int | None = option(None, "--vocab-size", "ids of the BPE (--tokenizer bpe): 256 bytes and the "
+                                    f"merges (default {BPE_VOCAB_SIZE})")                              # char: None
     corpus: TextCorpus | None = None        # a corpus of your own, instead of text_name, tokenizer and vocab_size
 
     name, model_class, model_style, exact = "text", nn.GPT, GPT_STYLE, False
