@@ -238,11 +238,12 @@ def add_parser(commands):
     from ..tasks import DEFAULT_TASK, TASKS
 
     models = ", ".join(f"{name} ({task_class.model_class.__name__})" for name, task_class in TASKS.items())
+    inexact = " and ".join(name for name, task_class in TASKS.items() if not task_class.exact)
     train = commands.add_parser("train", help="train a Transformer, GPT or BERT on one of the tasks",
                                 description=f"Train a model on a task: {models}. The tasks with an exact "
                                             "answer train until held-out exact match reaches "
-                                            "--target-accuracy (exit status 1 if it does not); text and mlm "
-                                            "run all their steps and report the held-out loss.",
+                                            "--target-accuracy (exit status 1 if it does not); "
+                                            f"{inexact} run all their steps and report the held-out loss.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     train.add_argument("--task", choices=tuple(TASKS), default=DEFAULT_TASK, help="the task (and so the model)")
     flags = declared_flags()
