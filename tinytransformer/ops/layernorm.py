@@ -39,5 +39,5 @@ def layer_norm_backward(dout, cache):
     dxhat = dout * gamma                                   # (..., D)
     mean_dxhat = dxhat.mean(axis=-1, keepdims=True)                 # (..., 1)
     mean_dxhat_xhat = (dxhat * xhat).mean(axis=-1, keepdims=True)   # (..., 1)
-    dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
+    dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)       # (..., D)
     return dx, dgamma, dbeta
