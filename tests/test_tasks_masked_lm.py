@@ -1,11 +1,12 @@
-"""tasks/masked_lm.py: BERT's vocabulary, corpus and corruption rule, the sentence-level objective, the mlm and
-classify data, and classify's two readouts."""
+"""BERT's tasks: tasks/masked_lm.py (vocabulary, corpus and corruption rule), sentence_order.py (the
+sentence-level objective), cloze.py (classify's cloze readout) and bert_tasks.py (the mlm and classify data,
+and classify's two readouts)."""
 import numpy as np
 import pytest
 
 import tinytransformer as tt
 from tinytransformer import functional as F, tasks
-from tinytransformer.tasks import masked_lm
+from tinytransformer.tasks import cloze, masked_lm, sentence_order
 from tinytransformer.vocabulary import BERT_N_SPECIAL, CLS, MASK, PAD
 
 from helpers import (analytic_gradients, assert_a_wrong_gradient_is_caught, assert_gradients_along_random_directions,
@@ -117,7 +118,7 @@ def test_sentence_pairs_positives_are_corpus_sequences_negatives_the_same_symbol
     ids, _ = masked_lm.make_sequences(600, k_max=6, n_symbols=8, rng=0, k_min=3)
     rng = np.random.default_rng(1)
     chosen = np.arange(0, 600, 2)
-    shuffled = masked_lm.shuffle_second_halves(ids, chosen, rng)
+    shuffled = sentence_order.shuffle_second_halves(ids, chosen, rng)
     for b, (row, before) in enumerate(zip(shuffled, ids)):
         x, y = halves(row)
         assert row[0] == CLS and (row[1:1 + len(x)] == before[1:1 + len(x)]).all()      # [CLS] and x untouched
@@ -130,7 +131,7 @@ def test_sentence_pairs_positives_are_corpus_sequences_negatives_the_same_symbol
 
 def test_sentence_pair_batch_is_balanced_and_counts_masked_lm_targets_in_kept_rows_only():
     B, n_symbols = 4000, 8
-    batch = masked_lm.sentence_pair_batch(B, 6, n_symbols, rng=5, k_min=6)
+    batch = sentence_order.sentence_pair_batch(B, 6, n_symbols, rng=5, k_min=6)
     kept, shuffled = batch.in_order == 1, batch.in_order == 0
     low, high = binomial_bounds(B, 0.5)
     assert low < kept.sum() < high                                 # half kept, half shuffled
@@ -165,18 +166,18 @@ def tiny_bert(**changes):
 
 
 def tiny_pairs():
-    return masked_lm.sentence_pair_batch(6, 4, 4, rng=1, p=0.3, k_min=4)     # (6, 9) rows, both kinds
+    return sentence_order.sentence_pair_batch(6, 4, 4, rng=1, p=0.3, k_min=4)     # (6, 9) rows, both kinds
 
 
 def test_the_two_pretraining_losses_add():
     model, batch = tiny_bert(n_classes=2), tiny_pairs()
     assert set(batch.in_order) == {0, 1}
-    both = masked_lm.masked_lm_and_order_loss(model, batch).data
+    both = sentence_order.masked_lm_and_order_loss(model, batch).data
     masked_lm_alone = F.cross_entropy(model(batch.ids), batch.targets, ignore_index=PAD).data
     order_alone = F.cross_entropy(model.classify(batch.ids), batch.in_order).data
     assert both == pytest.approx(masked_lm_alone + order_alone, rel=1e-12)
     every_row_shuffled = batch._replace(targets=np.full_like(batch.targets, PAD))
-    assert masked_lm.masked_lm_and_order_loss(model, every_row_shuffled).data == pytest.approx(order_alone)
+    assert sentence_order.masked_lm_and_order_loss(model, every_row_shuffled).data == pytest.approx(order_alone)
 
 
 def test_the_cls_head_gradient_matches_finite_differences():
@@ -196,7 +197,7 @@ def test_the_cls_head_gradient_matches_finite_differences():
 
 def test_the_pretraining_loss_gradient_along_random_directions_and_a_wrong_one_is_caught():
     model, batch = tiny_bert(n_classes=2), tiny_pairs()
-    loss_of = lambda m: masked_lm.masked_lm_and_order_loss(m, batch)              # noqa: E731
+    loss_of = lambda m: sentence_order.masked_lm_and_order_loss(m, batch)              # noqa: E731
     grads = analytic_gradients(model, loss_of)
     assert all(grad is not None for grad in grads.values())          # the [CLS] head and the encoder both learn
     assert_gradients_along_random_directions(model, loss_of, grads)
@@ -209,7 +210,7 @@ def test_the_pretraining_loss_gradient_along_random_directions_and_a_wrong_one_i
 def test_the_cloze_readout_reads_the_masked_lm_head_at_the_first_symbol_of_y():
     model = tiny_bert()                                              # no [CLS] head: the cloze readout needs none
     ids, _ = masked_lm.make_sequences(5, 4, 4, rng=4, k_min=2)      # halves of 2 to 4, padded
-    logits = masked_lm.cloze_logits(model, ids).data                 # (5, 2)
+    logits = cloze.cloze_logits(model, ids).data                 # (5, 2)
     for row, got in zip(ids, logits):
         k = np.count_nonzero(row[1:] != PAD) // 2
         asked = row.copy()
@@ -221,7 +222,7 @@ def test_the_cloze_readout_reads_the_masked_lm_head_at_the_first_symbol_of_y():
 def test_the_cloze_readout_gradient_along_random_directions():
     model = tiny_bert()
     ids, labels = masked_lm.make_sequences(4, 4, 4, rng=6, k_min=3)
-    loss_of = lambda m: F.cross_entropy(masked_lm.cloze_logits(m, ids), labels)   # noqa: E731
+    loss_of = lambda m: F.cross_entropy(cloze.cloze_logits(m, ids), labels)   # noqa: E731
     grads = analytic_gradients(model, loss_of)
     assert_gradients_along_random_directions(model, loss_of, grads)
     assert_a_wrong_gradient_is_caught(model, loss_of, "embed.table")
@@ -232,7 +233,7 @@ def test_classify_answers_by_its_readout(readout, n_classes):
     task = tasks.ClassifyTask(seq_len=4, n_symbols=5, n_labelled=20, eval_size=30, readout=readout)
     model = task.new_model(task.config(d_model=8, n_heads=2, d_ff=12, n_layers=1), np.random.default_rng(0))
     assert model.config.n_classes == n_classes
-    expected = (masked_lm.cloze_logits(model, task.eval_set.ids) if readout == "cloze"
+    expected = (cloze.cloze_logits(model, task.eval_set.ids) if readout == "cloze"
                 else model.classify(task.eval_set.ids)).data.argmax(axis=-1)
     assert task.evaluate(model) == pytest.approx((expected == task.eval_set.labels).mean())
     with pytest.raises(ValueError, match="classify: readout must be one of cloze, cls, got 'CLS'"):

@@ -15,7 +15,7 @@ import dataclasses
 
 from .addition import AdditionTask
 from .batches import Batch, LabelledBatch, LMBatch  # noqa: F401  (the batch kinds, with the tasks that make them)
-from .masked_lm import ClassifyTask, MaskedLMTask
+from .bert_tasks import ClassifyTask, MaskedLMTask
 from .sequences import CopyTask, ReverseTask
 from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
     language_model_loss  # noqa: F401  (re-exported: no __all__, so that the book documents each name once)
