@@ -322,7 +322,7 @@ def test_every_notebook_and_every_source_file_has_a_page(visited):
 
     readme_map = (ROOT / "README.md").read_text().partition("## What is inside")[2].partition("```\n\n")[0]
     listed, shown = order(ROOT / "tinytransformer", readme_map)
-    assert len(listed) >= 10 and shown == listed
+    assert len(listed) >= 8 and shown == listed
     for package in (ROOT / "tinytransformer").glob("*/__init__.py"):
         listed, shown = order(package.parent, docstring(ast.parse(package.read_text())) or "")
         assert shown == listed, package
