@@ -43,7 +43,7 @@ from tinytransformer.tensor import Tape  # noqa: E402
 from tinytransformer.train import EVAL_SEED_OFFSET, train, train_step  # noqa: E402
 from tinytransformer.vocabulary import PAD  # noqa: E402
 
-K, N_SYMBOLS = ClassifyTask.seq_len, ClassifyTask.n_symbols
+K, N_SYMBOLS = ClassifyTask.k_max, ClassifyTask.n_symbols
 
 
 def mixed_second_halves(ids, rows, rng):

@@ -88,7 +88,7 @@ TINY_MODEL = ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16"
 
 @pytest.mark.parametrize("name, extra, model_class", [
     ("addition", ["--digits", "1"], tt.nn.GPT), ("text", ["--seq-len", "16"], tt.nn.GPT),
-    ("mlm", ["--seq-len", "3", "--vocab", "4"], tt.nn.BERT),
+    ("mlm", ["--k-max", "3", "--vocab", "4"], tt.nn.BERT),
     ("classify", ["--labelled", "16"], tt.nn.BERT)])
 def test_command_line_trains_every_task(tmp_path, capsys, name, extra, model_class):
     paths = {kind: tmp_path / f"run.{kind}" for kind in ("json", "npz")}
@@ -108,7 +108,7 @@ def test_command_line_trains_every_task(tmp_path, capsys, name, extra, model_cla
 
 
 @pytest.mark.parametrize("name, extra, model_name", [
-    ("addition", ["--digits", "1"], "GPT"), ("mlm", ["--seq-len", "3", "--vocab", "4"], "BERT"),
+    ("addition", ["--digits", "1"], "GPT"), ("mlm", ["--k-max", "3", "--vocab", "4"], "BERT"),
     ("classify", ["--labelled", "16"], "BERT")])
 def test_command_line_profiles_every_model(capsys, name, extra, model_name):
     status = main(["train", "--task", name, "--profile", "--profile-steps", "2", *TINY_MODEL, *extra])
@@ -179,10 +179,10 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--task text --seq-len 1", "text: --seq-len must be an integer from 2 to 610, got 1"),
     ("--task text --seq-len 100000", "text: --seq-len must be an integer from 2 to 610, got 100000"),
     ("--task text --seq-len 700", "text: --seq-len must be an integer from 2 to 610, got 700"),
-    ("--task mlm --seq-len 1", "mlm: --seq-len must be an integer >= 2, got 1"),
+    ("--task mlm --k-max 1", "mlm: --k-max must be an integer >= 2, got 1"),
     ("--task classify --labelled 0", "classify: --labelled must be an integer >= 1, got 0"),
     ("--task classify --readout CLS", "classify: --readout must be one of cloze, cls, got 'CLS'"),
-    ("--task mlm --seq-len 2 --sentence-objective", "mlm: the sentence objective needs halves of at least 3"),
+    ("--task mlm --k-max 2 --sentence-objective", "mlm: the sentence objective needs halves of at least 3"),
     ("--task classify --sentence-objective", "--sentence-objective is not an option of the classify task"),
     ("--task copy --digits 3", "--digits is not an option of the copy task"),
     ("--task text --tokenizer char --vocab-size 300", "TextCorpus: --vocab-size is for --tokenizer='bpe'"),

@@ -36,13 +36,13 @@ def min_half(k_max, variable_length):
 
 def describe_halves(task):
     """ "8 symbols, halves of 6": mlm's and classify's sequences in a few words."""
-    halves = f"{task.k_min} to {task.seq_len}" if task.variable_length else f"{task.seq_len}"
+    halves = f"{task.k_min} to {task.k_max}" if task.variable_length else f"{task.k_max}"
     return f"{task.n_symbols} symbols, halves of {halves}"
 
 
 def check_halves(task):
     """Halves of at least 2 symbols (a copy and a reverse must differ), over at least 2 symbols."""
-    check_option(task, "seq_len", 2)
+    check_option(task, "k_max", 2)
     check_option(task, "n_symbols", 2)
     check_option(task, "eval_size", 1)
 
@@ -50,9 +50,9 @@ def check_halves(task):
 @dataclasses.dataclass
 class MaskedLMTask(Task):
     """Masked-LM pretraining of BERT on the corpus; evaluated by the loss on a fixed corrupted held-out set."""
-    seq_len: int = option(6, "--seq-len", "symbols in each half of a sequence (the longest half)")
+    k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
     n_symbols: int = option(8, "--vocab", "distinct symbols")
-    variable_length: bool = option(False, "--variable-length", "halves of 3..seq-len symbols, padded with PAD")
+    variable_length: bool = option(False, "--variable-length", "halves of 3..k-max symbols, padded with PAD")
     p: float = 0.15                  # the share of symbol positions chosen for corruption
     sentence_objective: bool = option(False, "--sentence-objective", "also train [CLS] to tell a second half "
                                       "in the corpus's order (copy or reverse) from one shuffled, BERT's second "
@@ -67,15 +67,15 @@ class MaskedLMTask(Task):
         check_halves(self)
         if not 0 < self.p <= 1:
             raise ValueError(f"mlm: p (the share of symbols chosen) must be in (0, 1], got {self.p!r}")
-        if self.sentence_objective and self.seq_len < 3:
+        if self.sentence_objective and self.k_max < 3:
             raise ValueError(f"mlm: the sentence objective needs halves of at least 3 symbols (with 2, every "
-                             f"order of x is x or its reverse), got seq_len={self.seq_len}")
-        self.k_min = min_half(self.seq_len, self.variable_length)
-        self.eval_set = pretraining_batch(self.eval_size, self.seq_len, self.n_symbols, self.seed, self.p,
+                             f"order of x is x or its reverse), got k_max={self.k_max}")
+        self.k_min = min_half(self.k_max, self.variable_length)
+        self.eval_set = pretraining_batch(self.eval_size, self.k_max, self.n_symbols, self.seed, self.p,
                                           self.k_min)
 
     def room(self):
-        room = dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.seq_len)
+        room = dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.k_max)
         return {**room, "n_classes": 2} if self.sentence_objective else room
 
     def describe(self):
@@ -83,7 +83,7 @@ class MaskedLMTask(Task):
 
     def batch(self, batch_size, rng):
         make = sentence_pair_batch if self.sentence_objective else pretraining_batch
-        return make(batch_size, self.seq_len, self.n_symbols, rng, self.p, self.k_min)
+        return make(batch_size, self.k_max, self.n_symbols, rng, self.p, self.k_min)
 
     def loss(self, model, batch, label_smoothing=0.0):
         if self.sentence_objective:
@@ -117,10 +117,10 @@ class ClassifyTask(Task):
     """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, evaluated by the
     exact match (accuracy) on eval_size others. readout: "cloze" (the masked-LM head fills y's first
     symbol) or "cls" (a new head on [CLS])."""
-    seq_len: int = option(6, "--seq-len", "symbols in each half of a sequence (the longest half)")
+    k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
     n_symbols: int = option(8, "--vocab", "distinct symbols")
     n_labelled: int = option(256, "--labelled", "labelled training sequences")
-    variable_length: bool = option(False, "--variable-length", "halves of 3..seq-len symbols, padded with PAD")
+    variable_length: bool = option(False, "--variable-length", "halves of 3..k-max symbols, padded with PAD")
     readout: str = option("cloze", "--readout", "how BERT answers: cloze (its masked-LM head fills y's first "
                           "symbol, hidden by [MASK]: x's first means copy, x's last reverse) or cls (a new head "
                           "on [CLS], as BERT fine-tunes)")
@@ -138,11 +138,11 @@ class ClassifyTask(Task):
         check_option(self, "n_labelled", 1)
         if self.readout not in self.READOUTS:
             raise ValueError(f"classify: readout must be one of {', '.join(self.READOUTS)}, got {self.readout!r}")
-        self.k_min = min_half(self.seq_len, self.variable_length)
+        self.k_min = min_half(self.k_max, self.variable_length)
         labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
-        self.eval_set = make_sequences(self.eval_size, self.seq_len, self.n_symbols,
+        self.eval_set = make_sequences(self.eval_size, self.k_max, self.n_symbols,
                                        np.random.default_rng(eval_seed), self.k_min)
-        drawn = make_sequences(self.n_labelled, self.seq_len, self.n_symbols, np.random.default_rng(labelled_seed),
+        drawn = make_sequences(self.n_labelled, self.k_max, self.n_symbols, np.random.default_rng(labelled_seed),
                                self.k_min)
         held_out = {row.tobytes() for row in self.eval_set.ids}
         fresh = np.array([row.tobytes() not in held_out for row in drawn.ids], dtype=bool)   # (n_labelled,)
@@ -153,7 +153,7 @@ class ClassifyTask(Task):
 
     def room(self):
         """The cls readout needs a 2-class [CLS] head; the cloze readout none (it reads the masked-LM head)."""
-        return dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.seq_len,
+        return dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.k_max,
                     n_classes=2 if self.readout == "cls" else None)
 
     def describe(self):

@@ -38,7 +38,7 @@ def token_names(ids):
 def make_sequences(batch_size, k_max, n_symbols, rng, k_min=3):
     """batch_size sequences of the corpus and their labels: LabelledBatch with ids (B, 1 + 2 * k_max)."""
     if not 2 <= k_min <= k_max or n_symbols < 2:
-        raise ValueError(f"mlm.make_sequences: need 2 <= k_min <= k_max and n_symbols >= 2, "
+        raise ValueError(f"make_sequences: need 2 <= k_min <= k_max and n_symbols >= 2, "
                          f"got k_min={k_min}, k_max={k_max}, n_symbols={n_symbols}")
     rng = np.random.default_rng(rng)
     B, K = batch_size, k_max
