@@ -12,7 +12,7 @@ def test_addition_encodes_fixed_width_operands_and_the_reversed_sum():
     assert addition.problem_text(prompt[1], answer[1]) == "005+999=1004"
     assert [addition.ALPHABET[i - 3] for i in answer[0, :-1]] == list("8610")   # 168 as 0168, reversed
     assert answer[0, -1] == EOS and answer.shape == (2, 5) and prompt.shape == (2, 8)
-    assert addition.vocab_size() == 15
+    assert addition.VOCAB_SIZE == 15
 
 
 def test_addition_batch_scores_only_the_answer():

@@ -35,8 +35,7 @@ ALPHABET = "0123456789+="
 PLUS, EQUALS = N_SPECIAL + 10, N_SPECIAL + 11
 
 
-def vocab_size():
-    return N_SPECIAL + len(ALPHABET)
+VOCAB_SIZE = N_SPECIAL + len(ALPHABET)          # the model's vocabulary: the special tokens and ALPHABET
 
 
 class Problems(NamedTuple):
@@ -133,7 +132,7 @@ class AdditionTask(Task):
         self.eval_set = self.split.held_out_problems()
 
     def room(self):
-        return dict(vocab_size=vocab_size(), max_len=3 * self.digits + 3)
+        return dict(vocab_size=VOCAB_SIZE, max_len=3 * self.digits + 3)
 
     def describe(self):
         return f"{self.digits}-digit numbers, {len(self.split.held_out)} held-out problems"

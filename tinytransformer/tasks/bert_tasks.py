@@ -51,7 +51,7 @@ def check_halves(task):
 class MaskedLMTask(Task):
     """Masked-LM pretraining of BERT on the corpus; evaluated by the loss on a fixed corrupted held-out set."""
     k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
-    n_symbols: int = option(8, "--vocab", "distinct symbols")
+    n_symbols: int = option(8, "--symbols", "distinct symbols")
     variable_length: bool = option(False, "--variable-length", "halves of 3..k-max symbols, padded with PAD")
     p: float = 0.15                  # the share of symbol positions chosen for corruption
     sentence_objective: bool = option(False, "--sentence-objective", "also train [CLS] to tell a second half "
@@ -118,7 +118,7 @@ class ClassifyTask(Task):
     exact match (accuracy) on eval_size others. readout: "cloze" (the masked-LM head fills y's first
     symbol) or "cls" (a new head on [CLS])."""
     k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
-    n_symbols: int = option(8, "--vocab", "distinct symbols")
+    n_symbols: int = option(8, "--symbols", "distinct symbols")
     n_labelled: int = option(256, "--labelled", "labelled training sequences")
     variable_length: bool = option(False, "--variable-length", "halves of 3..k-max symbols, padded with PAD")
     readout: str = option("cloze", "--readout", "how BERT answers: cloze (its masked-LM head fills y's first "

@@ -90,7 +90,7 @@ def evaluate_sequences(model, batch):
 class CopyTask(Task):
     """copy for the encoder-decoder Transformer: write the source again; evaluated by greedy decoding."""
     seq_len: int = option(10, "--seq-len", "symbols per sequence")
-    n_symbols: int = option(10, "--vocab", "distinct symbols")
+    n_symbols: int = option(10, "--symbols", "distinct symbols")
     variable_length: bool = option(False, "--variable-length", "lengths 1..seq-len, padded with PAD")
     eval_size: int = 1000            # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
