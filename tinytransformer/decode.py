@@ -48,7 +48,7 @@ def start(model, ids, max_len, name, repeat=1):
                         "use a Transformer or a GPT")
     encoder_decoder = hasattr(model, "encode")
     if not encoder_decoder:
-        model.check_ids(ids, "prompt")
+        model.check_input(ids, "prompt")
         if ids.shape[1] == 0:
             raise ValueError(f"{name}: the prompt is empty; give at least one token (B, T_prompt >= 1)")
     t0 = 1 if encoder_decoder else ids.shape[1]

@@ -34,7 +34,7 @@ class BERT(Model):
 
     def encode(self, ids):
         """ids (B, T) -> hidden vectors (B, T, d_model)."""
-        self.check_ids(ids, "ids")
+        self.check_input(ids, "ids")
         empty = np.flatnonzero((ids == self.config.pad_id).all(axis=1))
         if len(empty):
             raise ValueError(f"BERT: row {empty[0]} of ids has no real token (every position is "
