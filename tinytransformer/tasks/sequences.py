@@ -22,7 +22,7 @@ from .batches import Batch
 from .options import option
 from .task import Task, check_option, exact_match
 
-TASKS = ("copy", "reverse")
+TASK_NAMES = ("copy", "reverse")           # the two tasks of this file, by name (tasks.TASKS holds every task)
 
 
 def vocab_size(n_symbols):
@@ -42,8 +42,8 @@ def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False)
     rng: an np.random.Generator or an int seed. With variable_length, each
     example's length is drawn uniformly from 1..seq_len and the rest is PAD.
     """
-    if task not in TASKS:
-        raise ValueError(f"make_batch: task must be one of {TASKS}, got {task!r}")
+    if task not in TASK_NAMES:
+        raise ValueError(f"make_batch: task must be one of {TASK_NAMES}, got {task!r}")
     if seq_len < 1 or n_symbols < 1 or batch_size < 1:
         raise ValueError(
             "make_batch: batch_size, seq_len and n_symbols must be >= 1, got "
