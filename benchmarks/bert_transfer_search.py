@@ -161,14 +161,14 @@ def finetune_one(args, seed):
     def accuracy():
         with tt.nn.inference(model, "accuracy"):
             if args.frozen:
-                return float((model.classifier(tt.Tensor(held_out)).data.argmax(-1) == task.eval_set.labels).mean())
-            guess = logits_of(task, model, task.eval_set.ids, args.readout).data.argmax(-1)
-        return float((guess == task.eval_set.labels).mean())
+                return float((model.classifier(tt.Tensor(held_out)).data.argmax(-1) == task.held_out.labels).mean())
+            guess = logits_of(task, model, task.held_out.ids, args.readout).data.argmax(-1)
+        return float((guess == task.held_out.labels).mean())
 
     if args.frozen:                                                          # the head alone, on fixed features
         with tt.nn.inference(model, "features"):
             features = pooled(model, task.labelled.ids, args.readout).data
-            held_out = pooled(model, task.eval_set.ids, args.readout).data
+            held_out = pooled(model, task.held_out.ids, args.readout).data
         optimizer = Adam(model.classifier.parameters(), lr=0.0)
     else:
         optimizer = Adam(model.parameters(), lr=0.0)

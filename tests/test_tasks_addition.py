@@ -29,19 +29,19 @@ def test_addition_held_out_problems_are_never_drawn_for_training():
     split = addition.Split(digits=1, n_held_out=30, seed=0)                # 100 problems, 30 held out
     rng = np.random.default_rng(0)
     drawn = np.concatenate([split.training_numbers(1000, rng) for _ in range(20)])
-    assert not np.isin(drawn, split.held_out).any()
+    assert not np.isin(drawn, split.held_out_numbers).any()
     # every one of the 70 others is drawn, uniformly
     counts = np.bincount(drawn, minlength=100)
-    assert set(np.flatnonzero(counts)) == set(range(100)) - set(split.held_out)
+    assert set(np.flatnonzero(counts)) == set(range(100)) - set(split.held_out_numbers)
     low, high = binomial_bounds(len(drawn), 1 / 70)
     assert ((low < counts[counts > 0]) & (counts[counts > 0] < high)).all()
 
 
 def test_addition_split_of_three_digits_and_its_batches():
     split = addition.Split(digits=3, n_held_out=1000, seed=0)
-    assert len(np.unique(split.held_out)) == 1000
+    assert len(np.unique(split.held_out_numbers)) == 1000
     drawn = split.training_numbers(100_000, np.random.default_rng(1))
-    assert not np.isin(drawn, split.held_out).any() and drawn.max() < 10 ** 6
+    assert not np.isin(drawn, split.held_out_numbers).any() and drawn.max() < 10 ** 6
     batch = split.training_batch(4, np.random.default_rng(2))
     for ids in batch.ids:                      # each row is a right sum
         a, b, total = addition.problem_text(ids).replace("+", " ").replace("=", " ").split()

@@ -85,23 +85,23 @@ def test_mlm_pretraining_batch_corrupts_only_symbols():
 
 
 def test_classify_held_out_sequences_are_not_among_the_labelled():
-    task = tasks.ClassifyTask(k_max=3, n_symbols=6, n_labelled=500, eval_size=200, seed=0)  # 360 in all
-    held_out = {row.tobytes() for row in task.eval_set.ids}
+    task = tasks.ClassifyTask(k_max=3, n_symbols=6, n_labelled=500, n_held_out=200, seed=0)  # 360 in all
+    held_out = {row.tobytes() for row in task.held_out.ids}
     assert not any(row.tobytes() in held_out for row in task.labelled.ids)
     assert 0 < len(task.labelled.ids) < 500                    # with so few sequences some were dropped
     with pytest.raises(ValueError, match="ClassifyTask: every one of the 50 labelled sequences is held out"):
-        tasks.ClassifyTask(k_max=3, n_symbols=3, n_labelled=50, eval_size=500)   # 36 sequences in all
+        tasks.ClassifyTask(k_max=3, n_symbols=3, n_labelled=50, n_held_out=500)   # 36 sequences in all
 
 
 def test_mlm_and_classify_halves_have_one_length_unless_variable_length_is_asked():
     def half_lengths(ids):                                     # (B, T) -> the set of k over the rows
         return set((np.count_nonzero(ids[:, 1:] != tt.PAD, axis=1) // 2).tolist())
 
-    assert half_lengths(tasks.ClassifyTask(k_max=5, n_labelled=200, eval_size=200).eval_set.ids) == {5}
-    assert half_lengths(tasks.MaskedLMTask(k_max=5, eval_size=200).eval_set.ids) == {5}   # corruption keeps PAD
+    assert half_lengths(tasks.ClassifyTask(k_max=5, n_labelled=200, n_held_out=200).held_out.ids) == {5}
+    assert half_lengths(tasks.MaskedLMTask(k_max=5, n_held_out=200).held_out.ids) == {5}   # corruption keeps PAD
     assert half_lengths(tasks.ClassifyTask(k_max=5, variable_length=True, n_labelled=200,
-                                           eval_size=200).eval_set.ids) == {3, 4, 5}
-    assert half_lengths(tasks.MaskedLMTask(k_max=5, variable_length=True, eval_size=200).eval_set.ids) == {3, 4, 5}
+                                           n_held_out=200).held_out.ids) == {3, 4, 5}
+    assert half_lengths(tasks.MaskedLMTask(k_max=5, variable_length=True, n_held_out=200).held_out.ids) == {3, 4, 5}
 
 
 # ---------------------------------------------------------------------------
@@ -152,8 +152,8 @@ def test_sentence_pair_batch_is_balanced_and_counts_masked_lm_targets_in_kept_ro
 def test_sentence_objective_needs_halves_of_three_and_a_two_class_head():
     with pytest.raises(ValueError, match="the sentence objective needs halves of at least 3 symbols"):
         tasks.MaskedLMTask(k_max=2, sentence_objective=True)
-    task = tasks.MaskedLMTask(k_max=3, sentence_objective=True, eval_size=10)
-    assert task.config().n_classes == 2 and tasks.MaskedLMTask(k_max=3, eval_size=10).config().n_classes is None
+    task = tasks.MaskedLMTask(k_max=3, sentence_objective=True, n_held_out=10)
+    assert task.config().n_classes == 2 and tasks.MaskedLMTask(k_max=3, n_held_out=10).config().n_classes is None
     first = task.batch(8, np.random.default_rng(3))
     again = task.batch(8, np.random.default_rng(3))
     for a, b in zip(first, again):                                 # same seed, same batch
@@ -230,12 +230,12 @@ def test_the_cloze_readout_gradient_along_random_directions():
 
 @pytest.mark.parametrize("readout, n_classes", [("cloze", None), ("cls", 2)])
 def test_classify_answers_by_its_readout(readout, n_classes):
-    task = tasks.ClassifyTask(k_max=4, n_symbols=5, n_labelled=20, eval_size=30, readout=readout)
+    task = tasks.ClassifyTask(k_max=4, n_symbols=5, n_labelled=20, n_held_out=30, readout=readout)
     model = task.new_model(task.config(d_model=8, n_heads=2, d_ff=12, n_layers=1), np.random.default_rng(0))
     assert model.config.n_classes == n_classes
-    expected = (cloze.cloze_logits(model, task.eval_set.ids) if readout == "cloze"
-                else model.classify(task.eval_set.ids)).data.argmax(axis=-1)
-    assert task.evaluate(model) == pytest.approx((expected == task.eval_set.labels).mean())
+    expected = (cloze.cloze_logits(model, task.held_out.ids) if readout == "cloze"
+                else model.classify(task.held_out.ids)).data.argmax(axis=-1)
+    assert task.evaluate(model) == pytest.approx((expected == task.held_out.labels).mean())
     with pytest.raises(ValueError, match="classify: readout must be one of cloze, cls, got 'CLS'"):
         tasks.ClassifyTask(readout="CLS")
 

@@ -39,13 +39,13 @@ class CountTask(Task):
     """Each symbol plus one, or minus one, modulo 5; evaluated by the held-out loss."""
     length: int = option(6, "--length", "symbols per sequence")
     direction: str = option("up", "--direction", "count up or down", choices=("up", "down"))
-    eval_size: int = 64
+    n_held_out: int = 64
 
     name, model_class, model_style, exact = "count", nn.GPT, GPT_STYLE, False
     training = Training(steps=4, batch_size=8, eval_every=2, target_accuracy=None)
 
     def __post_init__(self):
-        self.eval_set = count_batch(self.eval_size, self.length, self.direction, np.random.default_rng(0))
+        self.held_out = count_batch(self.n_held_out, self.length, self.direction, np.random.default_rng(0))
 
     def room(self):
         return dict(vocab_size=N_SPECIAL + N_SYMBOLS, max_len=self.length)
@@ -59,13 +59,13 @@ class CountTask(Task):
     loss = staticmethod(language_model_loss)
 
     def evaluate(self, model):
-        return held_out_loss(model, *self.eval_set)
+        return held_out_loss(model, *self.held_out)
 
     def show(self, model, n=3):
-        return [" ".join(map(str, row - N_SPECIAL)) for row in self.eval_set.ids[:n]]
+        return [" ".join(map(str, row - N_SPECIAL)) for row in self.held_out.ids[:n]]
 
     def plot_example(self):
-        ids = self.eval_set.ids[:1]
+        ids = self.held_out.ids[:1]
         names = [str(i) for i in ids[0]]
         return (ids,), names, names
 '''

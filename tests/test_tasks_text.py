@@ -65,7 +65,7 @@ def test_held_out_loss_per_character(tokenizer, bpe_size):
     model = tt.nn.GPT(task.config(**TINY), rng=0)
     per_token = task.evaluate(model)
     # by hand: -ln p of every held-out target, summed, over the characters the targets spell
-    ids, targets = task.eval_set
+    ids, targets = task.held_out
     logp = F.log_softmax(model(ids)).data                                       # (n, 16, V)
     total = -np.take_along_axis(logp, targets[..., None], axis=-1).sum()
     characters = len(task.corpus.decode(targets.ravel()))                      # the story is ASCII

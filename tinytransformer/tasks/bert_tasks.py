@@ -44,7 +44,7 @@ def check_halves(task):
     """Halves of at least 2 symbols (a copy and a reverse must differ), over at least 2 symbols."""
     check_option(task, "k_max", 2)
     check_option(task, "n_symbols", 2)
-    check_option(task, "eval_size", 1)
+    check_option(task, "n_held_out", 1)
 
 
 @dataclasses.dataclass
@@ -57,7 +57,7 @@ class MaskedLMTask(Task):
     sentence_objective: bool = option(False, "--sentence-objective", "also train [CLS] to tell a second half "
                                       "in the corpus's order (copy or reverse) from one shuffled, BERT's second "
                                       "pretraining task adapted to this corpus")
-    eval_size: int = 1000            # held-out sequences
+    n_held_out: int = 1000           # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
 
     name, model_class, model_style, exact = "mlm", nn.BERT, BERT_STYLE, False
@@ -71,7 +71,7 @@ class MaskedLMTask(Task):
             raise ValueError(f"mlm: the sentence objective needs halves of at least 3 symbols (with 2, every "
                              f"order of x is x or its reverse), got k_max={self.k_max}")
         self.k_min = min_half(self.k_max, self.variable_length)
-        self.eval_set = pretraining_batch(self.eval_size, self.k_max, self.n_symbols, self.seed, self.p,
+        self.held_out = pretraining_batch(self.n_held_out, self.k_max, self.n_symbols, self.seed, self.p,
                                           self.k_min)
 
     def room(self):
@@ -92,11 +92,11 @@ class MaskedLMTask(Task):
 
     def evaluate(self, model):
         """The masked-LM loss on held-out corpus sequences (none shuffled), with or without the sentence objective."""
-        return held_out_loss(model, *self.eval_set)
+        return held_out_loss(model, *self.held_out)
 
     def show(self, model, n=3):
         """n held-out corrupted sequences and the model's guess at each chosen position."""
-        ids, targets = (rows[:n] for rows in self.eval_set)
+        ids, targets = (rows[:n] for rows in self.held_out)
         with inference(model, "MaskedLMTask.show"):
             guess = model(ids).data.argmax(axis=-1)                           # (n, T)
         lines = ["held-out sequences: what the model reads, and at the chosen positions the original / its guess"]
@@ -108,14 +108,14 @@ class MaskedLMTask(Task):
         return lines
 
     def plot_example(self):
-        ids = self.eval_set.ids[:1]                                           # (1, T)
+        ids = self.held_out.ids[:1]                                           # (1, T)
         return (ids,), token_names(ids[0]), token_names(ids[0])
 
 
 @dataclasses.dataclass
 class ClassifyTask(Task):
     """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, evaluated by the
-    exact match (accuracy) on eval_size others. readout: "cloze" (the masked-LM head fills y's first
+    exact match (accuracy) on n_held_out others. readout: "cloze" (the masked-LM head fills y's first
     symbol) or "cls" (a new head on [CLS])."""
     k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
     n_symbols: int = option(8, "--symbols", "distinct symbols")
@@ -126,7 +126,7 @@ class ClassifyTask(Task):
                           "on [CLS], as BERT fine-tunes)")
     pretrained: str | None = option(None, "--pretrained", "start from this masked-LM checkpoint "
                                     "(train --task mlm --save PATH)", metavar="PATH")
-    eval_size: int = 1000            # held-out sequences
+    n_held_out: int = 1000           # held-out sequences
     seed: int = 0                    # seed of the labelled and the held-out sequences
 
     name, model_class, model_style = "classify", nn.BERT, BERT_STYLE
@@ -140,15 +140,15 @@ class ClassifyTask(Task):
             raise ValueError(f"classify: readout must be one of {', '.join(self.READOUTS)}, got {self.readout!r}")
         self.k_min = min_half(self.k_max, self.variable_length)
         labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
-        self.eval_set = make_sequences(self.eval_size, self.k_max, self.n_symbols,
+        self.held_out = make_sequences(self.n_held_out, self.k_max, self.n_symbols,
                                        np.random.default_rng(eval_seed), self.k_min)
         drawn = make_sequences(self.n_labelled, self.k_max, self.n_symbols, np.random.default_rng(labelled_seed),
                                self.k_min)
-        held_out = {row.tobytes() for row in self.eval_set.ids}
-        fresh = np.array([row.tobytes() not in held_out for row in drawn.ids], dtype=bool)   # (n_labelled,)
+        held_out_rows = {row.tobytes() for row in self.held_out.ids}
+        fresh = np.array([row.tobytes() not in held_out_rows for row in drawn.ids], dtype=bool)   # (n_labelled,)
         if not fresh.any():
             raise ValueError(f"ClassifyTask: every one of the {self.n_labelled} labelled sequences is held out; "
-                             "give more symbols, longer sequences or a smaller eval_size")
+                             "give more symbols, longer sequences or a smaller n_held_out")
         self.labelled = LabelledBatch(drawn.ids[fresh], drawn.labels[fresh])   # none of them held out
 
     def room(self):
@@ -189,10 +189,10 @@ class ClassifyTask(Task):
             return self.logits(model, ids).data.argmax(axis=-1)
 
     def evaluate(self, model):
-        return float((self.predict(model, self.eval_set.ids) == self.eval_set.labels).mean())
+        return float((self.predict(model, self.held_out.ids) == self.held_out.labels).mean())
 
     def show(self, model, n=3):
-        ids, labels = (rows[:n] for rows in self.eval_set)
+        ids, labels = (rows[:n] for rows in self.held_out)
         answer = ("copy", "reverse")
         return ["held-out sequences: copy or reverse?"] + [
             f"  {' '.join(token_names(row)):<40} {answer[label]:<8} predicted {answer[guess]}"

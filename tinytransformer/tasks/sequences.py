@@ -92,15 +92,15 @@ class CopyTask(Task):
     seq_len: int = option(10, "--seq-len", "symbols per sequence")
     n_symbols: int = option(10, "--symbols", "distinct symbols")
     variable_length: bool = option(False, "--variable-length", "lengths 1..seq-len, padded with PAD")
-    eval_size: int = 1000            # held-out sequences
+    n_held_out: int = 1000           # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
 
     name, model_class = "copy", nn.Transformer
 
     def __post_init__(self):
-        for field in ("seq_len", "n_symbols", "eval_size"):
+        for field in ("seq_len", "n_symbols", "n_held_out"):
             check_option(self, field, 1)
-        self.eval_set = make_batch(self.name, self.eval_size, self.seq_len, self.n_symbols, self.seed,
+        self.held_out = make_batch(self.name, self.n_held_out, self.seq_len, self.n_symbols, self.seed,
                                    self.variable_length)
 
     def room(self):
@@ -115,11 +115,11 @@ class CopyTask(Task):
     loss = staticmethod(transformer_loss)
 
     def evaluate(self, model):
-        return evaluate_sequences(model, self.eval_set)
+        return evaluate_sequences(model, self.held_out)
 
     def show(self, model, n=3):
         """Lines showing n held-out examples and the model's greedy answers."""
-        src, _, tgt_out = (ids[:n] for ids in self.eval_set)
+        src, _, tgt_out = (ids[:n] for ids in self.held_out)
         predicted = greedy(model, src, max_len=tgt_out.shape[1])
         lines = ["held-out examples (symbols as 0, 1, ..., . for PAD):"]
         for rows in zip(src, tgt_out, predicted):
@@ -129,7 +129,7 @@ class CopyTask(Task):
 
     def plot_example(self):
         """(the model's inputs, key labels, query labels) of one held-out example, for an attention map."""
-        src, tgt_in, tgt_out = (ids[:1] for ids in self.eval_set)
+        src, tgt_in, tgt_out = (ids[:1] for ids in self.held_out)
         return (src, tgt_in), token_names(src[0]), token_names(tgt_out[0])
 
 

@@ -60,16 +60,16 @@ def describe_text(name):
 
 
 class TextCorpus:
-    """A text as model ids: a training part (the first 1 - held_out of its characters) and a held-out part.
+    """A text as model ids: a training part (the first 1 - held_out_share of its characters) and a held-out part.
 
     tokenizer: "char" (the whole text's characters: an id for every character the
     held-out part holds) or "bpe" (merges learned from the training part only).
     """
 
-    def __init__(self, text=None, held_out=0.1, tokenizer="char", bpe_size=None):
+    def __init__(self, text=None, held_out_share=0.1, tokenizer="char", bpe_size=None):
         self.text = load_text() if text is None else text
-        if not 0 < held_out < 1:
-            raise ValueError(f"TextCorpus: held_out must be a share between 0 and 1, got {held_out}")
+        if not 0 < held_out_share < 1:
+            raise ValueError(f"TextCorpus: held_out_share must be between 0 and 1, got {held_out_share}")
         if tokenizer not in TOKENIZERS:
             raise ValueError(f"TextCorpus: tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
         if tokenizer == "char" and bpe_size is not None:
@@ -77,7 +77,7 @@ class TextCorpus:
                              f"text's characters), got bpe_size={bpe_size}")
         if bpe_size is not None and bpe_size < 256:
             raise ValueError(f"TextCorpus: bpe_size must be at least 256 (the byte values), got {bpe_size}")
-        cut = int(round(len(self.text) * (1 - held_out)))
+        cut = int(round(len(self.text) * (1 - held_out_share)))
         train_text, held_out_text = self.text[:cut], self.text[cut:]
         self.tokenizer = CharTokenizer.train(self.text) if tokenizer == "char" else \
             BPE.train(train_text, BPE_SIZE if bpe_size is None else bpe_size)
@@ -118,8 +118,8 @@ class TextCorpus:
 class CharCorpus(TextCorpus):
     """A TextCorpus with characters as tokens: id N_SPECIAL + i is alphabet[i]."""
 
-    def __init__(self, text=None, held_out=0.1):
-        super().__init__(text, held_out, tokenizer="char")
+    def __init__(self, text=None, held_out_share=0.1):
+        super().__init__(text, held_out_share, tokenizer="char")
 
     @property
     def alphabet(self):
@@ -152,13 +152,13 @@ class TextTask(Task):
             raise ValueError("text: give either a corpus or text_name, tokenizer and bpe_size, not both")
         # the held-out part must hold at least one window and its next token; show() prompts with half a window
         check_option(self, "seq_len", 2, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
-        self.eval_set = self.corpus.held_out_batch(self.seq_len)
-        self.eval_characters = self.corpus.characters(self.eval_set.targets)
+        self.held_out = self.corpus.held_out_batch(self.seq_len)
+        self.held_out_characters = self.corpus.characters(self.held_out.targets)
 
     @property
     def characters_per_token(self):
         """Characters per held-out target token: 1 for characters, about 2 to 3 for BPE."""
-        return self.eval_characters / self.eval_set.targets.size
+        return self.held_out_characters / self.held_out.targets.size
 
     def nats_per_character(self, loss_per_token):
         """A held-out loss per token as nats per character: the total over the held-out targets,
@@ -184,7 +184,7 @@ class TextTask(Task):
     loss = staticmethod(language_model_loss)
 
     def evaluate(self, model):
-        return held_out_loss(model, *self.eval_set)
+        return held_out_loss(model, *self.held_out)
 
     def show(self, model, n=3, seed=0, n_chars=200):
         """n samples of about n_chars characters after the start of the held-out part (temperature 0.8)."""
@@ -196,7 +196,7 @@ class TextTask(Task):
         return lines
 
     def plot_example(self):
-        ids = self.eval_set.ids[:1, :32]                                      # (1, up to 32)
+        ids = self.held_out.ids[:1, :32]                                      # (1, up to 32)
         names = [self.corpus.tokenizer.token_text(int(i) - N_SPECIAL) for i in ids[0]]
         return (ids,), names, names
 
