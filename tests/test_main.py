@@ -174,7 +174,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--batch-size 0", "--batch-size must be a positive integer, got 0"),
     ("--symbols 0", "reverse: --symbols must be an integer >= 1, got 0"),
     ("--target-accuracy 2", "--target-accuracy must be in [0, 1] (a share of exact matches), got 2.0"),
-    ("--lr 0", "--lr must be > 0, got 0.0"),
+    ("--lr-scale 0", "--lr-scale must be > 0, got 0.0"),
     ("--task addition --digits 0", "addition: --digits must be an integer from 1 to 6, got 0"),
     ("--task text --seq-len 1", "text: --seq-len must be an integer from 2 to 610, got 1"),
     ("--task text --seq-len 100000", "text: --seq-len must be an integer from 2 to 610, got 100000"),

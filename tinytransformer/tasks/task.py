@@ -47,7 +47,7 @@ class Training:
     """
     steps: int = option(3000, "--steps", "at most this many steps")
     batch_size: int = option(64, "--batch-size", "sequences per step")
-    lr_scale: float = option(1.0, "--lr", "scale of the warmup learning-rate schedule")   # optim.WarmupSchedule
+    lr_scale: float = option(1.0, "--lr-scale", "scale of the warmup learning-rate schedule")   # optim.WarmupSchedule
     warmup: int = option(100, "--warmup", "steps of linear learning-rate warmup")
     eval_every: int = option(100, "--eval-every", "steps between held-out evaluations (0 = only at the end)")
     target_accuracy: float | None = option(0.99, "--target-accuracy",     # None: never stop early
