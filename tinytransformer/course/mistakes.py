@@ -165,11 +165,11 @@ def transpose_with_the_same_axes(dout, cache):
 # linear.py, embedding.py, loss.py
 
 def linear_dW_transposed(dout, cache):
-    """y = x @ W with W (d_in, d_out): dW = x.T @ dy is (d_in, d_out); dy.T @ x is its transpose."""
+    """y = x @ W with W (d_in, d_out): dW = x.T @ dout is (d_in, d_out); dout.T @ x is its transpose."""
     x2, W, x_shape, has_bias = cache
     dout2 = dout.reshape(-1, W.shape[1])
     dx = (dout2 @ W.T).reshape(x_shape)
-    dW = dout2.T @ x2                                       # mistake: dy.T @ x, not x.T @ dy
+    dW = dout2.T @ x2                                       # mistake: dout.T @ x, not x.T @ dout
     db = dout2.sum(axis=0) if has_bias else None
     return dx, dW, db
 

@@ -30,8 +30,8 @@ def layer_norm_forward(x, gamma, beta, eps=1e-5):
 
 def layer_norm_backward(dout, cache):
     xhat, rstd, gamma = cache
-    # forward: y = gamma * xhat + beta, gamma and beta (D,) stretched over the rows
-    #   ->  dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy
+    # forward: y = gamma * xhat + beta (dout = dL/dy), gamma and beta (D,) stretched over the rows
+    #   ->  dgamma = sum over rows of dout * xhat, dbeta = sum over rows of dout
     dgamma = unbroadcast(dout * xhat, gamma.shape)         # (D,)
     dbeta = unbroadcast(dout, gamma.shape)                 # (D,)
     # forward: xhat = (x - mean) * rstd; mean and rstd depend on every x_j too, giving
