@@ -18,38 +18,34 @@ from .common import BadInput
 
 
 def declared_flags():
-    """Every option of train, read from where it is declared: {"task": {flag: [(task name, Flag), ...]},
-    "model": {flag: Flag}, "training": {flag: Flag}} (tasks/options.py: option(), MODEL_OPTIONS)."""
+    """Every option of train, read from where it is declared (tasks/options.py: option(), MODEL_OPTIONS):
+    {"task": {flag: Flag}, "model": {flag: Flag}, "training": {flag: Flag}}, and for each task flag the
+    tasks that declare it with their help: {flag: [(task name, help), ...]}."""
     from ..tasks import TASKS, Training
     from ..tasks.options import flags_of, model_flags
-    by_flag = {}
+    task_flags, declared_by = {}, {}
     for name, task_class in TASKS.items():
         for flag in flags_of(task_class):
-            by_flag.setdefault(flag.flag, []).append((name, flag))
-    for flag, declared in by_flag.items():       # a flag sets one field, read one way, in every task
-        if len({(f.field, f.type, f.choices) for _, f in declared}) > 1:
-            raise TypeError(f"{flag} is declared for different fields or types: "
-                            + ", ".join(f"{name}.{f.field} ({f.type.__name__})" for name, f in declared))
-    return {"task": by_flag, "model": {f.flag: f for f in model_flags()},
-            "training": {f.flag: f for f in flags_of(Training)}}
-
-
-def field_of(declared):
-    """The field a flag sets, from one Flag or from a task flag's [(task name, Flag), ...]."""
-    return declared.field if hasattr(declared, "field") else declared[0][1].field
+            first = task_flags.setdefault(flag.flag, flag)
+            if (first.field, first.type, first.choices) != (flag.field, flag.type, flag.choices):
+                raise TypeError(f"{flag.flag} is declared for different fields or types: {first.field} "
+                                f"({first.type.__name__}) and, in the {name} task, {flag.field} ({flag.type.__name__})")
+            declared_by.setdefault(flag.flag, []).append((name, flag.help))
+    flags = {"task": task_flags, "model": {f.flag: f for f in model_flags()},
+             "training": {f.flag: f for f in flags_of(Training)}}
+    return flags, declared_by
 
 
 def given(args, flags):
-    """{field: value} of the options in flags ({flag: ...}) given on the command line."""
-    fields = [field_of(declared) for declared in flags.values()]
-    return {field: getattr(args, field) for field in fields if hasattr(args, field)}
+    """{field: value} of the options in flags ({flag: Flag}) given on the command line."""
+    return {f.field: getattr(args, f.field) for f in flags.values() if hasattr(args, f.field)}
 
 
 def as_flags(message, flags):
     """An error message from the library, with each option's field name written as its flag (n_heads -> --heads)."""
     for group in flags.values():
-        for flag, declared in group.items():
-            message = re.sub(rf"(?<![\w-]){field_of(declared)}(?!\w)", flag, message)
+        for flag in group.values():
+            message = re.sub(rf"(?<![\w-]){flag.field}(?!\w)", flag.flag, message)
     return message.removeprefix("train: ")
 
 
@@ -97,10 +93,10 @@ def train_command(args):
     from ..tasks import make_task
     from ..train import EVAL_SEED_OFFSET, train
 
-    flags = declared_flags()
+    flags, declared_by = declared_flags()
     task_options = given(args, flags["task"])
-    foreign = [flag for flag, declared in flags["task"].items()
-               if field_of(declared) in task_options and args.task not in [name for name, _ in declared]]
+    foreign = [flag.flag for flag in flags["task"].values()
+               if flag.field in task_options and args.task not in [name for name, _ in declared_by[flag.flag]]]
     if foreign:
         raise BadInput(f"{', '.join(foreign)} is not an option of the {args.task} task")
     try:                                       # every value checked here, before any work starts
@@ -214,11 +210,12 @@ def per_task_defaults(field):
 
 
 def task_help(declared):
-    """One help for a flag several tasks declare: "copy/reverse: symbols per sequence; text: tokens of context"."""
+    """One help for a flag several tasks declare ([(task name, help), ...]): "copy/reverse: symbols per
+    sequence; text: tokens per sequence"."""
     from ..tasks import TASKS
     by_help = {}
-    for name, flag in declared:
-        by_help.setdefault(flag.help, []).append(name)
+    for name, help in declared:
+        by_help.setdefault(help, []).append(name)
     if len(by_help) == 1 and len(declared) == len(TASKS):
         return next(iter(by_help))
     return "; ".join(f"{'/'.join(names)}: {help}" for help, names in by_help.items())
@@ -246,9 +243,9 @@ def add_parser(commands):
                                             f"{inexact} run all their steps and report the held-out loss.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     train.add_argument("--task", choices=tuple(TASKS), default=DEFAULT_TASK, help="the task (and so the model)")
-    flags = declared_flags()
-    for declared in flags["task"].values():
-        add_argument(train, declared[0][1], task_help(declared))
+    flags, declared_by = declared_flags()
+    for flag in flags["task"].values():
+        add_argument(train, flag, task_help(declared_by[flag.flag]))
     for flag in [*flags["model"].values(), *flags["training"].values()]:
         add_argument(train, flag, flag.help)
     train.add_argument("--seed", type=int, default=0, help="seed of the weights and the training data")
