@@ -99,8 +99,8 @@ class Progress:
 def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, **options):
     """Train a new model of the task's class on task; returns a TrainResult (the model included).
 
-    task: a task object (tasks/) or a task's name ("copy", "reverse", "addition", "text",
-    "mlm", "classify"; its held-out data drawn from seed + EVAL_SEED_OFFSET).
+    task: a task object (tasks/) or a task's name, a key of tasks.TASKS ("copy", "reverse", ...; its
+    held-out data drawn from seed + EVAL_SEED_OFFSET).
     config: a TransformerConfig with room for the task; None gives task.config(), the classroom model.
     model: train this model instead of a new one (fine-tuning); then config may be None.
     options: for a task given by name, its own options (seq_len, n_symbols, ...), and for every
