@@ -457,7 +457,7 @@ def test_gpt_lessons_in_notebook_11():
                  f"usual order: first digit (hundreds) is a function of all four operand digits: {hundreds_all}",
                  f"problems whose hundreds digit differs from the carry of the tens alone: {share:.1%}"):
         assert line in outputs, f"notebook 11 does not print {line!r}"
-    config = tt.TransformerConfig(vocab_size=addition.vocab_size(), d_model=16, n_heads=2, n_layers=2, d_ff=32,
+    config = tt.TransformerConfig(vocab_size=addition.VOCAB_SIZE, d_model=16, n_heads=2, n_layers=2, d_ff=32,
                                   max_len=9, positions="learned", norm_first=True, activation="gelu")
     gpt = tt.nn.GPT(config, rng=0)
     prompts = addition.Split(digits=2, n_held_out=200, seed=0).held_out_problems().prompt

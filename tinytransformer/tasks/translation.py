@@ -40,6 +40,7 @@ from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from . import ding, german
 from .batches import Batch
 from .sequences import transformer_loss
+from .options import option
 from .task import Task, Training, check_option, exact_match
 
 # Training never shows these; the compositional held-out set asks for them.
@@ -267,7 +268,8 @@ class TranslationTask(Task):
     n_held_out: int = 500            # held-out sentences, drawn as training draws
     n_compositional: int = 100       # held-out sentences of each compositional kind
     split_seed: int = 0              # both held-out sets are drawn once, from this seed
-    pairs: str = "generated"         # the grammar's sentences, or "ding": the Ding dictionary's (ding.py)
+    pairs: str = option("generated", "--pairs", "the grammar's sentences (generated) or the Ding dictionary's real "
+                        "ones (ding, read from Debian's trans-de-en where it is installed)", choices=PAIRS)
 
     name, model_class = "translate", nn.Transformer
     training = Training(steps=3000, eval_every=100, target_accuracy=0.9)
@@ -282,7 +284,7 @@ class TranslationTask(Task):
             self.corpus = ding.DingCorpus(self.n_held_out, held_out_rng)
             self.vocabulary, self.compositional = self.corpus.vocabulary, {}
             self.held_out = pairs_of(*self.corpus.held_out)
-            self.eval_set = self.held_out.batch
+            self.held_out_batch = self.held_out.batch
             return
         self.vocabulary = VOCABULARY
         sentences = {}                        # English text -> Sentence, so that no sentence is there twice
@@ -294,7 +296,7 @@ class TranslationTask(Task):
         self.compositional = {kind: as_pairs([draw_sentence(compositional_rng, k)
                                               for _ in range(self.n_compositional)])
                               for k, kind in enumerate(COMPOSITIONAL_KINDS)}
-        self.eval_set = self.held_out.batch
+        self.held_out_batch = self.held_out.batch
 
     def room(self):
         if self.pairs == "ding":
@@ -322,7 +324,7 @@ class TranslationTask(Task):
     loss = staticmethod(transformer_loss)
 
     def evaluate(self, model):
-        src, _, tgt_out = self.eval_set
+        src, _, tgt_out = self.held_out_batch
         return exact_match(greedy(model, src, max_len=tgt_out.shape[1]), tgt_out)
 
     def model_measures(self, model, n_examples=5):
@@ -350,7 +352,7 @@ class TranslationTask(Task):
 
     def plot_example(self):
         """(the model's inputs, key labels, query labels) of one held-out sentence, for an attention map."""
-        src, tgt_in, tgt_out = (ids[:1] for ids in self.eval_set)
+        src, tgt_in, tgt_out = (ids[:1] for ids in self.held_out_batch)
         keep_src, keep_tgt = src[0] != PAD, tgt_out[0] != PAD
         def name(i):
             return SPECIAL_NAMES.get(int(i)) or self.vocabulary.token_name(i)
