@@ -38,18 +38,18 @@ import tinytransformer as tt  # noqa: E402
 from tinytransformer import functional as F  # noqa: E402
 from tinytransformer.optim import Adam, WarmupSchedule  # noqa: E402
 from tinytransformer.tasks import ClassifyTask, MaskedLMTask, make_task  # noqa: E402
-from tinytransformer.tasks import masked_lm  # noqa: E402
+from tinytransformer.tasks import masked_lm, sentence_order  # noqa: E402
 from tinytransformer.tensor import Tape  # noqa: E402
 from tinytransformer.train import EVAL_SEED_OFFSET, train, train_step  # noqa: E402
 from tinytransformer.vocabulary import PAD  # noqa: E402
 
-K, N_SYMBOLS = ClassifyTask.seq_len, ClassifyTask.n_symbols
+K, N_SYMBOLS = ClassifyTask.k_max, ClassifyTask.n_symbols
 
 
 def mixed_second_halves(ids, rows, rng):
     """y of each row in rows read from x pair by pair, each mirrored pair one way or the other, not all one
     way; a row whose every inner pair is mirrored (no mixed reading) is shuffled instead."""
-    out = masked_lm.shuffle_second_halves(ids, rows, rng)
+    out = sentence_order.shuffle_second_halves(ids, rows, rng)
     for b in rows:
         x = ids[b, 1:1 + K]
         for _ in range(50):
@@ -69,7 +69,7 @@ def random_second_halves(ids, rows, rng):
     return out
 
 
-NEGATIVES = {"shuffled": masked_lm.shuffle_second_halves, "mixed": mixed_second_halves,
+NEGATIVES = {"shuffled": sentence_order.shuffle_second_halves, "mixed": mixed_second_halves,
              "random": random_second_halves}
 
 
@@ -81,7 +81,7 @@ class SearchTask(MaskedLMTask):
         self.negatives = NEGATIVES[kind]
 
     def batch(self, batch_size, rng):
-        return masked_lm.sentence_pair_batch(batch_size, K, N_SYMBOLS, rng, self.p, K, negatives=self.negatives)
+        return sentence_order.sentence_pair_batch(batch_size, K, N_SYMBOLS, rng, self.p, K, negatives=self.negatives)
 
 
 def order_accuracy(model, task, seed):
@@ -161,14 +161,14 @@ def finetune_one(args, seed):
     def accuracy():
         with tt.nn.inference(model, "accuracy"):
             if args.frozen:
-                return float((model.classifier(tt.Tensor(held_out)).data.argmax(-1) == task.eval_set.labels).mean())
-            guess = logits_of(task, model, task.eval_set.ids, args.readout).data.argmax(-1)
-        return float((guess == task.eval_set.labels).mean())
+                return float((model.classifier(tt.Tensor(held_out)).data.argmax(-1) == task.held_out.labels).mean())
+            guess = logits_of(task, model, task.held_out.ids, args.readout).data.argmax(-1)
+        return float((guess == task.held_out.labels).mean())
 
     if args.frozen:                                                          # the head alone, on fixed features
         with tt.nn.inference(model, "features"):
             features = pooled(model, task.labelled.ids, args.readout).data
-            held_out = pooled(model, task.eval_set.ids, args.readout).data
+            held_out = pooled(model, task.held_out.ids, args.readout).data
         optimizer = Adam(model.classifier.parameters(), lr=0.0)
     else:
         optimizer = Adam(model.parameters(), lr=0.0)

@@ -8,7 +8,7 @@ repository root:
 
     PYTHONPATH=. python benchmarks/train_tasks.py --tasks addition text --seeds 0 1 2 3 4
 
-Extra options after -- go to every run (for example -- --lr 2 --warmup 200).
+Extra options after -- go to every run (for example -- --lr-scale 2 --warmup 200).
 """
 import argparse
 import json

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tinytransformer as tt
+from tinytransformer.tasks import masked_lm
 
 
 def param(data, dtype=np.float64):
@@ -113,3 +114,9 @@ def training_losses(make_model, loss_of, seed, steps=3):
         optimizer.step()
         losses.append(float(loss.data))
     return losses
+
+
+def tiny_bert(**changes):
+    """A tiny BERT (tiny_config) for 4 symbols and halves of up to 4: BERT_STYLE's learned positions and GELU."""
+    return tt.nn.BERT(tiny_config(vocab_size=masked_lm.vocab_size(4), max_len=9, positions="learned",
+                                  activation="gelu", **changes), rng=0)

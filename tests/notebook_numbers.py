@@ -63,7 +63,7 @@ SOURCED = {
         "2021": "Schick and Schuetze (2021), PET; Gao et al. (2021), LM-BFF",
     },
     "13": {
-        "90": "the text task's split (tasks/text.py, held_out=0.1): the first 90% of the characters to train on",
+        "90": "the text task's split (tasks/text.py, held_out_share=0.1): the first 90% of the characters to train on",
         "100,000": "the code of the cell below it: train_text[:100_000]",
         "37,000": "the paper, section 5.1: English-German, byte-pair encoding, a shared vocabulary of about 37000 tokens",
         "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",

@@ -28,7 +28,7 @@ def copier():
     config = TransformerConfig(vocab_size=tt.tasks.sequences.vocab_size(N_SYMBOLS), d_model=16, n_heads=2, n_layers=1,
                                d_ff=32, max_len=SEQ_LEN + 1, dropout=0.0)
     return train(config, "copy", seq_len=SEQ_LEN, n_symbols=N_SYMBOLS, batch_size=32, steps=400,
-                 lr_scale=1.0, warmup=100, variable_length=True, eval_every=0, eval_size=100,
+                 lr_scale=1.0, warmup=100, variable_length=True, eval_every=0, n_held_out=100,
                  target_accuracy=None, progress=False, seed=0).model
 
 

@@ -124,7 +124,7 @@ def test_tape_blanks_the_replay_too(tmp_path):
     target = tmp_path / "hard"
     stubs = edition.build_edition(target, ops=["relu"], tape=True)
     assert stubs[-1][0] == "Tape.backward"
-    done = cli(target, "gradcheck", "--op", "relu,tape")
+    done = cli(target, "gradcheck", "--ops", "relu,tape")
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("0 of 2 pass; not written yet: relu, tape")
 

@@ -162,20 +162,20 @@ def test_the_command_exits_0_when_every_op_passes(capsys):
 
 
 def test_the_command_grades_the_ops_named_and_exits_1_on_a_failure(capsys, monkeypatch):
-    assert main(["gradcheck", "--op", "softmax,linear"]) == 0
+    assert main(["gradcheck", "--ops", "softmax,linear"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("2 of 2 pass")
     monkeypatch.setattr(ops, "linear_backward", write_first)
-    assert main(["gradcheck", "--op", "linear"]) == 1
+    assert main(["gradcheck", "--ops", "linear"]) == 1
     out = capsys.readouterr().out
     assert "not written yet" in out and "Traceback" not in out
 
 
 def test_the_command_refuses_an_unknown_op_in_one_line(capsys):
     with pytest.raises(SystemExit) as exit:
-        main(["gradcheck", "--op", "softmax,sofmax"])
+        main(["gradcheck", "--ops", "softmax,sofmax"])
     err = capsys.readouterr().err
     assert exit.value.code == 2 and len(err.strip().splitlines()) == 1
-    assert err.startswith("python -m tinytransformer gradcheck: error: argument --op: no op named sofmax; "
+    assert err.startswith("python -m tinytransformer gradcheck: error: argument --ops: no op named sofmax; "
                           "the ops are: add, sub, mul")
 
 

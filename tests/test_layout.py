@@ -87,7 +87,7 @@ PUBLIC = ["tasks.sequences:make_batch", "tasks.sequences:token_names", "tasks.se
           "nn:classifier_from", "nn:transfer_weights", "nn:inference",
           "tasks:AdditionTask", "tasks:TextTask", "tasks:GPT_STYLE", "tasks:BERT_STYLE", "tasks:exact_match",
           "tasks:language_model_loss", "tasks:make_task", "train:train", "train:train_step",
-          "decode:greedy", "decode:sample", "decode:beam_search", "nn:KVCache", "nn:EncoderLayer",
+          "decode:greedy", "decode:sample", "decode:beam_search", "nn:KVCache", "nn:SelfAttentionLayer",
           "nn:DecoderLayer", "nn:GPT", "nn:BERT", "nn:Transformer", "nn:residual", "course.grader:grade",
           "course.mistakes:MISTAKES", "tools.plot:attention_heatmap", "tools.profile:profile_steps",
           ":load_checkpoint", ":causal_mask", ":padding_mask", ":PAD", ":BOS", ":EOS", ":Tape", ":Tensor",

@@ -11,7 +11,7 @@ from tinytransformer import tasks
 from tinytransformer.__main__ import main
 
 
-TINY_REVERSE = ["--seq-len", "3", "--vocab", "3", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+TINY_REVERSE = ["--seq-len", "3", "--symbols", "3", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
                 "--batch-size", "16", "--warmup", "10", "--eval-every", "10", "--seed", "1"]
 
 
@@ -46,7 +46,7 @@ def test_command_line_plot(tmp_path, capsys):
 
 
 def test_command_line_profile_prints_the_time_of_each_op(capsys):
-    status = main(["train", "--profile", "--profile-steps", "3", "--seq-len", "3", "--vocab", "3",
+    status = main(["train", "--profile", "--profile-steps", "3", "--seq-len", "3", "--symbols", "3",
                    "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8"])
     out = capsys.readouterr().out
     assert status == 0 and "held-out exact match" not in out          # profiles instead of training
@@ -76,8 +76,8 @@ def test_cli_help_shows_the_defaults_train_uses(capsys):
         main(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())          # undo the line wrapping
     # fine-tuning [CLS] takes a smaller step than train()'s default, which every other task uses
-    assert (f"scale of the warmup learning-rate schedule (default: copy/reverse/addition/text/mlm {LR_SCALE}, "
-            f"classify {ClassifyTask.training.lr_scale})") in help_text
+    assert (f"scale of the warmup learning-rate schedule (default: copy/reverse/addition/text/mlm/translate "
+            f"{LR_SCALE}, classify {ClassifyTask.training.lr_scale})") in help_text
     assert f"steps of linear learning-rate warmup (default: {WARMUP})" in help_text
     assert "(default 512)" in help_text and "MISSING" not in help_text   # text's BPE size, not TransformerConfig's
 
@@ -88,7 +88,7 @@ TINY_MODEL = ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16"
 
 @pytest.mark.parametrize("name, extra, model_class", [
     ("addition", ["--digits", "1"], tt.nn.GPT), ("text", ["--seq-len", "16"], tt.nn.GPT),
-    ("mlm", ["--seq-len", "3", "--vocab", "4"], tt.nn.BERT),
+    ("mlm", ["--k-max", "3", "--symbols", "4"], tt.nn.BERT),
     ("classify", ["--labelled", "16"], tt.nn.BERT)])
 def test_command_line_trains_every_task(tmp_path, capsys, name, extra, model_class):
     paths = {kind: tmp_path / f"run.{kind}" for kind in ("json", "npz")}
@@ -108,7 +108,7 @@ def test_command_line_trains_every_task(tmp_path, capsys, name, extra, model_cla
 
 
 @pytest.mark.parametrize("name, extra, model_name", [
-    ("addition", ["--digits", "1"], "GPT"), ("mlm", ["--seq-len", "3", "--vocab", "4"], "BERT"),
+    ("addition", ["--digits", "1"], "GPT"), ("mlm", ["--k-max", "3", "--symbols", "4"], "BERT"),
     ("classify", ["--labelled", "16"], "BERT")])
 def test_command_line_profiles_every_model(capsys, name, extra, model_name):
     status = main(["train", "--task", name, "--profile", "--profile-steps", "2", *TINY_MODEL, *extra])
@@ -160,7 +160,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    for name in tasks.NAMES:
+    for name in tuple(tasks.TASKS):
         assert f"{name} ({tasks.TASKS[name].model_class.__name__})" in help_text
     assert "at most this many steps (default: copy/reverse/" in help_text        # per-task defaults are shown
 
@@ -172,24 +172,24 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--seq-len 0", "reverse: --seq-len must be an integer >= 1, got 0"),
     ("--dropout 1.5", "--dropout must be in [0, 1), got 1.5"),
     ("--batch-size 0", "--batch-size must be a positive integer, got 0"),
-    ("--vocab 0", "reverse: --vocab must be an integer >= 1, got 0"),
+    ("--symbols 0", "reverse: --symbols must be an integer >= 1, got 0"),
     ("--target-accuracy 2", "--target-accuracy must be in [0, 1] (a share of exact matches), got 2.0"),
-    ("--lr 0", "--lr must be > 0, got 0.0"),
+    ("--lr-scale 0", "--lr-scale must be > 0, got 0.0"),
     ("--task addition --digits 0", "addition: --digits must be an integer from 1 to 6, got 0"),
     ("--task text --seq-len 1", "text: --seq-len must be an integer from 2 to 610, got 1"),
     ("--task text --seq-len 100000", "text: --seq-len must be an integer from 2 to 610, got 100000"),
     ("--task text --seq-len 700", "text: --seq-len must be an integer from 2 to 610, got 700"),
-    ("--task mlm --seq-len 1", "mlm: --seq-len must be an integer >= 2, got 1"),
+    ("--task mlm --k-max 1", "mlm: --k-max must be an integer >= 2, got 1"),
     ("--task classify --labelled 0", "classify: --labelled must be an integer >= 1, got 0"),
     ("--task classify --readout CLS", "classify: --readout must be one of cloze, cls, got 'CLS'"),
-    ("--task mlm --seq-len 2 --sentence-objective", "mlm: the sentence objective needs halves of at least 3"),
+    ("--task mlm --k-max 2 --sentence-objective", "mlm: the sentence objective needs halves of at least 3"),
     ("--task classify --sentence-objective", "--sentence-objective is not an option of the classify task"),
     ("--task copy --digits 3", "--digits is not an option of the copy task"),
-    ("--task text --tokenizer char --vocab-size 300", "TextCorpus: --vocab-size is for --tokenizer='bpe'"),
-    ("--task text --tokenizer bpe --vocab-size 100", "BPE.train: --vocab-size must be at least 256 (the byte values), got 100"),
+    ("--task text --tokenizer char --bpe-size 300", "TextCorpus: --bpe-size is for --tokenizer='bpe'"),
+    ("--task text --tokenizer bpe --bpe-size 100", "TextCorpus: --bpe-size must be at least 256 (the byte values), got 100"),
     ("--task text --tokenizer bpe --seq-len 300", "text: --seq-len must be an integer from 2 to 215, got 300"),
     ("--task reverse --tokenizer bpe", "--tokenizer is not an option of the reverse task"),
-    ("--task addition --vocab-size 300", "--vocab-size is not an option of the addition task"),
+    ("--task addition --bpe-size 300", "--bpe-size is not an option of the addition task"),
     ("--task classify --pretrained /no/such.npz", "load_checkpoint: no checkpoint file at /no/such.npz"),
     ("--save /no/such/folder/model.npz", "--save /no/such/folder/model.npz: the folder /no/such/folder does not exist"),
     ("--json /no/such/folder/run.json", "the folder /no/such/folder does not exist"),
@@ -231,7 +231,7 @@ TINY_TEXT = ["--task", "text", "--seq-len", "16", "--d-model", "16", "--heads", 
              "--batch-size", "8", "--steps", "4", "--eval-every", "2"]
 
 
-@pytest.mark.parametrize("options, per_token", [(["--tokenizer", "bpe", "--vocab-size", "300"], "BPE of 300 tokens"),
+@pytest.mark.parametrize("options, per_token", [(["--tokenizer", "bpe", "--bpe-size", "300"], "BPE of 300 tokens"),
                                                 ([], "characters as tokens"),
                                                 (["--text", "python-docs"], "'s language reference (pydoc_data.topics)")])
 def test_command_line_text_task_reports_the_loss_per_character(tmp_path, capsys, options, per_token):

@@ -457,7 +457,7 @@ def test_gpt_lessons_in_notebook_11():
                  f"usual order: first digit (hundreds) is a function of all four operand digits: {hundreds_all}",
                  f"problems whose hundreds digit differs from the carry of the tens alone: {share:.1%}"):
         assert line in outputs, f"notebook 11 does not print {line!r}"
-    config = tt.TransformerConfig(vocab_size=addition.vocab_size(), d_model=16, n_heads=2, n_layers=2, d_ff=32,
+    config = tt.TransformerConfig(vocab_size=addition.VOCAB_SIZE, d_model=16, n_heads=2, n_layers=2, d_ff=32,
                                   max_len=9, positions="learned", norm_first=True, activation="gelu")
     gpt = tt.nn.GPT(config, rng=0)
     prompts = addition.Split(digits=2, n_held_out=200, seed=0).held_out_problems().prompt
@@ -551,6 +551,20 @@ def test_tokenization_lessons_in_notebook_13():
         assert mean and abs(float(mean.group(1)) - np.mean(losses)) < 1e-4
     wins = sum(b < c for b, c in zip(per_char["BPE 512"], per_char["characters"]))
     assert f"BPE lower per character on {wins} of 3 seeds" in outputs
+
+
+def test_bleu_by_hand_and_the_compositional_verdict_in_notebook_15():
+    from tinytransformer.metrics import bleu
+    reference = "Der Mann sagt, dass der alte Hund die Katze nicht sieht."
+    hypothesis = "Der Mann sagt, dass der alten Hund die Katze sieht."
+    # 13a words: 12 against 13; clipped matches 11/12, 8/11, 5/10, 3/9 (the wrong "alten" breaks 4 n-grams
+    # of each order above 1, the missing "nicht" one more)
+    by_hand = 100 * np.exp(1 - 13 / 12) * np.exp(np.mean(np.log([11 / 12, 8 / 11, 5 / 10, 3 / 9])))
+    assert abs(bleu([hypothesis], [reference]) - by_hand) < 1e-9
+    outputs = all_outputs(read(notebook("15_")))
+    assert f"BLEU by hand {by_hand:.2f}; tt.metrics.bleu {by_hand:.2f}" in outputs
+    # the prose says no sentence with a negation after dass/weil comes out exactly right
+    assert re.search(r"negation after dass/weil +BLEU +[0-9.]+ +exact match +0\.0%", outputs)
 
 
 # ---------------------------------------------------------------------------

@@ -18,8 +18,8 @@ SHORT = dict(batch_size=8, steps=6, eval_every=3, progress=False)
 def small_tasks():
     return {"addition": tasks.AdditionTask(digits=2, n_held_out=20),
             "text": tasks.TextTask(seq_len=16),
-            "mlm": tasks.MaskedLMTask(seq_len=4, n_symbols=5, eval_size=20),
-            "classify": tasks.ClassifyTask(seq_len=4, n_symbols=5, n_labelled=32, eval_size=20, readout="cls")}
+            "mlm": tasks.MaskedLMTask(k_max=4, n_symbols=5, n_held_out=20),
+            "classify": tasks.ClassifyTask(k_max=4, n_symbols=5, n_labelled=32, n_held_out=20, readout="cls")}
 
 
 @pytest.mark.parametrize("name, model_class", [("addition", "GPT"), ("text", "GPT"), ("mlm", "BERT"),
@@ -62,10 +62,10 @@ def test_train_refuses_a_config_or_model_that_does_not_fit_the_task(small_tasks)
 
 def test_every_task_trains_by_name_with_its_own_options_and_its_own_defaults():
     """A name gives the task's classroom model and settings; options go to the task or to the settings."""
-    result = train(None, "mlm", seq_len=3, n_symbols=4, eval_size=10, steps=2, batch_size=4, progress=False)
+    result = train(None, "mlm", k_max=3, n_symbols=4, n_held_out=10, steps=2, batch_size=4, progress=False)
     assert type(result.model) is tt.nn.BERT and result.steps == 2
     assert result.model.config.max_len == 7 and result.model.config.d_model == tt.TransformerConfig(vocab_size=1).d_model == 64
-    fine_tuned = train(None, "classify", seq_len=3, n_symbols=4, n_labelled=8, eval_size=10, steps=100,
+    fine_tuned = train(None, "classify", k_max=3, n_symbols=4, n_labelled=8, n_held_out=10, steps=100,
                        batch_size=2, progress=False)
     assert [step for step, _ in fine_tuned.eval_history] == [50, 100]   # classify's eval_every, not train()'s 100
 
@@ -91,8 +91,8 @@ def test_text_generation_goes_past_the_models_max_len(small_tasks):
 
 
 def test_make_task_builds_every_task_by_name():
-    small = dict(seq_len=4, n_symbols=5, digits=1, n_labelled=16, eval_size=10)
-    for name in tasks.NAMES:
+    small = dict(seq_len=4, k_max=4, n_symbols=5, digits=1, n_labelled=16, n_held_out=10)
+    for name in tuple(tasks.TASKS):
         options = {key: value for key, value in small.items() if key in tasks.options_of(tasks.TASKS[name])}
         task = tasks.make_task(name, **options)
         assert type(task) is tasks.TASKS[name] and all(getattr(task, k) == v for k, v in options.items())

@@ -12,7 +12,7 @@ def test_addition_encodes_fixed_width_operands_and_the_reversed_sum():
     assert addition.problem_text(prompt[1], answer[1]) == "005+999=1004"
     assert [addition.ALPHABET[i - 3] for i in answer[0, :-1]] == list("8610")   # 168 as 0168, reversed
     assert answer[0, -1] == EOS and answer.shape == (2, 5) and prompt.shape == (2, 8)
-    assert addition.vocab_size() == 15
+    assert addition.VOCAB_SIZE == 15
 
 
 def test_addition_batch_scores_only_the_answer():
@@ -29,19 +29,19 @@ def test_addition_held_out_problems_are_never_drawn_for_training():
     split = addition.Split(digits=1, n_held_out=30, seed=0)                # 100 problems, 30 held out
     rng = np.random.default_rng(0)
     drawn = np.concatenate([split.training_numbers(1000, rng) for _ in range(20)])
-    assert not np.isin(drawn, split.held_out).any()
+    assert not np.isin(drawn, split.held_out_numbers).any()
     # every one of the 70 others is drawn, uniformly
     counts = np.bincount(drawn, minlength=100)
-    assert set(np.flatnonzero(counts)) == set(range(100)) - set(split.held_out)
+    assert set(np.flatnonzero(counts)) == set(range(100)) - set(split.held_out_numbers)
     low, high = binomial_bounds(len(drawn), 1 / 70)
     assert ((low < counts[counts > 0]) & (counts[counts > 0] < high)).all()
 
 
 def test_addition_split_of_three_digits_and_its_batches():
     split = addition.Split(digits=3, n_held_out=1000, seed=0)
-    assert len(np.unique(split.held_out)) == 1000
+    assert len(np.unique(split.held_out_numbers)) == 1000
     drawn = split.training_numbers(100_000, np.random.default_rng(1))
-    assert not np.isin(drawn, split.held_out).any() and drawn.max() < 10 ** 6
+    assert not np.isin(drawn, split.held_out_numbers).any() and drawn.max() < 10 ** 6
     batch = split.training_batch(4, np.random.default_rng(2))
     for ids in batch.ids:                      # each row is a right sum
         a, b, total = addition.problem_text(ids).replace("+", " ").replace("=", " ").split()

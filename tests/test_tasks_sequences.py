@@ -16,7 +16,7 @@ def test_token_names_number_the_symbols_from_zero_and_name_the_special_tokens():
     assert sequences.token_names(ids) == ["<s>", "0", "9", "2", "</s>", "."]
 
 
-@pytest.mark.parametrize("task", sequences.TASKS)
+@pytest.mark.parametrize("task", sequences.TASK_NAMES)
 def test_make_batch_shapes_and_special_tokens(task):
     batch = sequences.make_batch(task, batch_size=4, seq_len=5, n_symbols=6, rng=0)
     assert batch.src.shape == (4, 5)
@@ -40,7 +40,7 @@ def test_reverse_task_targets_are_the_source_reversed():
     assert list(batch.tgt_in[0]) == [BOS, row[3], row[2], row[1], row[0]]
 
 
-@pytest.mark.parametrize("task", sequences.TASKS)
+@pytest.mark.parametrize("task", sequences.TASK_NAMES)
 def test_variable_length_examples_are_padded_at_the_end(task):
     batch = sequences.make_batch(task, batch_size=64, seq_len=6, n_symbols=5, rng=2, variable_length=True)
     lengths = (batch.src != PAD).sum(axis=1)

@@ -41,17 +41,17 @@ def test_python_docs_is_the_language_reference_of_this_python():
 
 def test_bpe_is_learned_from_the_training_part_only():
     story = text.load_text()
-    corpus = text.TextCorpus(story, tokenizer="bpe", vocab_size=300)
+    corpus = text.TextCorpus(story, tokenizer="bpe", bpe_size=300)
     cut = int(round(len(story) * 0.9))
     assert corpus.tokenizer.merges == BPE.train(story[:cut], 300).merges
     assert corpus.decode(corpus.train_ids) == story[:cut] and corpus.decode(corpus.held_out_ids) == story[cut:]
     assert corpus.vocab_size == N_SPECIAL + 300 and corpus.train_ids.min() >= N_SPECIAL
     assert len(corpus.train_ids) < 0.7 * cut                          # a BPE token can hold several characters
-    assert text.TextCorpus(story, tokenizer="bpe").tokenizer.vocab_size == text.BPE_VOCAB_SIZE
+    assert text.TextCorpus(story, tokenizer="bpe").tokenizer.vocab_size == text.BPE_SIZE
 
 
 def test_characters_count_where_a_character_starts():
-    corpus = text.TextCorpus("aé" * 50, tokenizer="bpe", vocab_size=256)     # no merges: one id per byte
+    corpus = text.TextCorpus("aé" * 50, tokenizer="bpe", bpe_size=256)     # no merges: one id per byte
     ids = corpus.encode("aéé")
     assert len(ids) == 5 and corpus.characters(ids) == 3
     assert corpus.characters(ids[:2]) == 2 and corpus.characters(ids[2:3]) == 0    # "a" + the first byte of "é"
@@ -59,13 +59,13 @@ def test_characters_count_where_a_character_starts():
     assert chars.characters(chars.encode("aéé")) == 3
 
 
-@pytest.mark.parametrize("tokenizer, vocab_size", [("char", None), ("bpe", 300)])
-def test_held_out_loss_per_character(tokenizer, vocab_size):
-    task = make_task("text", seq_len=16, tokenizer=tokenizer, vocab_size=vocab_size)
+@pytest.mark.parametrize("tokenizer, bpe_size", [("char", None), ("bpe", 300)])
+def test_held_out_loss_per_character(tokenizer, bpe_size):
+    task = make_task("text", seq_len=16, tokenizer=tokenizer, bpe_size=bpe_size)
     model = tt.nn.GPT(task.config(**TINY), rng=0)
     per_token = task.evaluate(model)
     # by hand: -ln p of every held-out target, summed, over the characters the targets spell
-    ids, targets = task.eval_set
+    ids, targets = task.held_out
     logp = F.log_softmax(model(ids)).data                                       # (n, 16, V)
     total = -np.take_along_axis(logp, targets[..., None], axis=-1).sum()
     characters = len(task.corpus.decode(targets.ravel()))                      # the story is ASCII
@@ -80,23 +80,23 @@ def test_held_out_loss_per_character(tokenizer, vocab_size):
 
 
 def test_text_task_options_and_their_errors():
-    task = make_task("text", tokenizer="bpe", vocab_size=280)
+    task = make_task("text", tokenizer="bpe", bpe_size=280)
     assert task.corpus.vocab_size == N_SPECIAL + 280 and task.config().vocab_size == N_SPECIAL + 280
     assert "BPE of 280 tokens" in task.describe() and "the story" in task.describe()
-    with pytest.raises(ValueError, match="vocab_size is for tokenizer='bpe'"):
-        make_task("text", tokenizer="char", vocab_size=300)
-    with pytest.raises(ValueError, match="vocab_size must be at least 256"):
-        make_task("text", tokenizer="bpe", vocab_size=200)
+    with pytest.raises(ValueError, match="bpe_size is for tokenizer='bpe'"):
+        make_task("text", tokenizer="char", bpe_size=300)
+    with pytest.raises(ValueError, match="bpe_size must be at least 256"):
+        make_task("text", tokenizer="bpe", bpe_size=200)
     with pytest.raises(ValueError, match=r"tokenizer must be one of \('char', 'bpe'\), got 'words'"):
         make_task("text", tokenizer="words")
     with pytest.raises(ValueError, match="text: text_name must be one of"):
         make_task("text", text_name="poems")
-    with pytest.raises(ValueError, match="give either a corpus or text_name, tokenizer and vocab_size"):
+    with pytest.raises(ValueError, match="give either a corpus or text_name, tokenizer and bpe_size"):
         make_task("text", corpus=text.CharCorpus(), tokenizer="bpe")
 
 
 def test_text_task_shows_and_plots_bpe_tokens():
-    task = make_task("text", seq_len=16, tokenizer="bpe", vocab_size=300)
+    task = make_task("text", seq_len=16, tokenizer="bpe", bpe_size=300)
     model = tt.nn.GPT(task.config(**TINY), rng=0)
     lines = task.show(model, n=1)
     assert lines[0].startswith("generated after ") and len(lines[1]) > 100     # about 200 characters

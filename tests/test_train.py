@@ -61,7 +61,7 @@ def small_config(**changes):
 
 def tiny_run(steps, seed=0, **options):
     return train(small_config(), "reverse", seq_len=4, n_symbols=4, batch_size=16, steps=steps, lr_scale=0.5,
-                 warmup=20, eval_every=0, eval_size=50, target_accuracy=None, progress=False, seed=seed,
+                 warmup=20, eval_every=0, n_held_out=50, target_accuracy=None, progress=False, seed=seed,
                  **options)
 
 
@@ -92,7 +92,7 @@ def test_copy_and_reverse_give_the_losses_recorded_before_the_loop_served_every_
     recorded = [float.fromhex(loss) for loss in run["losses"]]
     rtol = 1e-9 if config.dtype == "float64" else 1e-4
     np.testing.assert_allclose(result.losses, recorded, rtol=rtol, atol=0)
-    rows = run["options"].get("eval_size", 1000)
+    rows = run["options"].get("n_held_out", 1000)
     for (step, accuracy), (recorded_step, recorded_accuracy) in zip(result.eval_history, run["eval_history"],
                                                                     strict=True):
         assert step == recorded_step and abs(accuracy - recorded_accuracy) <= 1 / rows + 1e-12
@@ -100,7 +100,7 @@ def test_copy_and_reverse_give_the_losses_recorded_before_the_loop_served_every_
 
 def test_the_result_records_the_run():
     result = train(small_config(), "copy", seq_len=4, n_symbols=4, batch_size=16, steps=40, warmup=20,
-                   eval_every=10, eval_size=50, target_accuracy=0.0, progress=False)
+                   eval_every=10, n_held_out=50, target_accuracy=0.0, progress=False)
     assert result.steps == result.reached_target_at_step == 10           # target 0: stop at the first evaluation
     assert result.eval_history == [(10, result.exact_match)]
     assert result.final_loss == result.losses[-1] and len(result.losses) == 10

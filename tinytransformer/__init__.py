@@ -7,7 +7,7 @@ Importing it changes nothing about your process; tt.use_speed_settings() opts in
 to one BLAS thread and to keeping freed memory (see tools/speed_settings.py).
 """
 from . import functional, nn, ops
-from . import decode, optim, tasks, train
+from . import decode, metrics, optim, tasks, train
 from .checkpoint import load_checkpoint, save_checkpoint
 from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error, relative_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions

@@ -48,7 +48,7 @@ def start(model, ids, max_len, name, repeat=1):
                         "use a Transformer or a GPT")
     encoder_decoder = hasattr(model, "encode")
     if not encoder_decoder:
-        model.check_ids(ids, "prompt")
+        model.check_input(ids, "prompt")
         if ids.shape[1] == 0:
             raise ValueError(f"{name}: the prompt is empty; give at least one token (B, T_prompt >= 1)")
     t0 = 1 if encoder_decoder else ids.shape[1]
@@ -82,7 +82,7 @@ def next_token_logits(decoder, ids, cache=None):
     return logits
 
 
-def generate(model, ids, max_len, choose, name, use_cache=True):
+def token_by_token(model, ids, max_len, choose, name, use_cache=True):
     """The loop greedy and sample share; choose(logits (B, V)) -> next ids (B,)."""
     with inference(model, name):
         ids, decoder = start(model, ids, max_len, name)                 # (B, t0)
@@ -101,7 +101,7 @@ def generate(model, ids, max_len, choose, name, use_cache=True):
 
 def greedy(model, ids, max_len, use_cache=True):
     """Always take the most likely next token. ids (B, T_src or T_prompt) -> new ids (B, <= max_len)."""
-    return generate(model, ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy", use_cache)
+    return token_by_token(model, ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy", use_cache)
 
 
 def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True):
@@ -125,7 +125,7 @@ def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True
         # Gumbel-max trick: argmax(z + Gumbel noise) is a draw from softmax(z)
         return (z + rng.gumbel(size=z.shape)).argmax(axis=-1)           # (B,)
 
-    return generate(model, ids, max_len, choose, "sample", use_cache)
+    return token_by_token(model, ids, max_len, choose, "sample", use_cache)
 
 
 def length_normalised(score, length, alpha):

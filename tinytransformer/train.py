@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from .optim import Adam, WarmupSchedule, clip_grad_norm
-from .tasks import TASKS, Training, make_task, options_of
+from .tasks import DEFAULT_TASK, TASKS, Training, make_task, options_of
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out set's seed is seed + this: no overlap with training streams
@@ -96,11 +96,11 @@ class Progress:
             self.stream.write("\n")
 
 
-def train(config=None, task="reverse", *, model=None, seed=0, progress=True, **options):
+def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, **options):
     """Train a new model of the task's class on task; returns a TrainResult (the model included).
 
-    task: a task object (tasks/) or a task's name ("copy", "reverse", "addition", "text",
-    "mlm", "classify"; its held-out data drawn from seed + EVAL_SEED_OFFSET).
+    task: a task object (tasks/) or a task's name, a key of tasks.TASKS ("copy", "reverse", ...; its
+    held-out data drawn from seed + EVAL_SEED_OFFSET).
     config: a TransformerConfig with room for the task; None gives task.config(), the classroom model.
     model: train this model instead of a new one (fine-tuning); then config may be None.
     options: for a task given by name, its own options (seq_len, n_symbols, ...), and for every

@@ -12,14 +12,14 @@ def add_parser(commands):
                     f"in float64: one line per op and input, pass when the relative error is at most "
                     f"{PASS_ERROR:.0e}, a diagnosis for a FAIL where the mistake is recognised. Exit status 0 "
                     "only when every graded op passes.")
-    check.add_argument("--op", metavar="NAME[,NAME]", type=known_ops, default=None,
+    check.add_argument("--ops", metavar="NAME[,NAME]", type=known_ops, default=None,
                        help=f"grade only these ({', '.join(op_names())})")
     check.add_argument("--seed", type=int, default=0, help="seed of the random inputs and upstream gradients")
     check.set_defaults(run=run)
 
 
 def known_ops(text):
-    """--op's value: a list of op names, each one the grader knows."""
+    """--ops's value: a list of op names, each one the grader knows."""
     names = [name.strip() for name in text.split(",")]
     unknown = [name for name in names if name not in op_names()]
     if unknown:
@@ -28,6 +28,6 @@ def known_ops(text):
 
 
 def run(args):
-    grades = grade(args.op, seed=args.seed)
+    grades = grade(args.ops, seed=args.seed)
     print("\n".join(report(grades)))
     return 0 if passed(grades) else 1

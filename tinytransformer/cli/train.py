@@ -1,7 +1,8 @@
 """`python -m tinytransformer train`: train a task's model; print, and optionally save, the result.
 
 Every option sets one field: of the task's dataclass (tasks/), of its TransformerConfig, or of
-tasks.Training; its default is the task's own, read there. Every value is checked before training starts.
+tasks.Training. Each is declared beside its field, with its flag and help (tasks/options.py), and read from
+there; its default is the task's own. Every value is checked before training starts.
 """
 import argparse
 import dataclasses
@@ -13,59 +14,38 @@ import tempfile
 
 import numpy as np
 
-from ..tasks.text import BPE_VOCAB_SIZE, TEXTS, TOKENIZERS
 from .common import BadInput
 
 
-# flag -> (field, help); each field's default is the task's (per_task_defaults)
-TASK_FLAGS = {
-    "--seq-len": ("seq_len", "copy/reverse: symbols per sequence; text: tokens of context; "
-                             "mlm/classify: symbols in each half of a sequence"),
-    "--text": ("text_name", "text: the story (the package's, 6 KB) or python-docs (Python's language reference, "
-                       "465 KB)"),
-    "--tokenizer": ("tokenizer", "text: characters (char) or byte-level BPE (bpe) as tokens"),
-    "--vocab-size": ("vocab_size", f"text --tokenizer bpe: ids, 256 bytes and the merges (default {BPE_VOCAB_SIZE})"),
-    "--vocab": ("n_symbols", "number of distinct symbols (copy, reverse, mlm, classify)"),
-    "--variable-length": ("variable_length", "copy/reverse: lengths 1..seq-len; mlm/classify: halves of "
-                                             "3..seq-len; padded with PAD"),
-    "--digits": ("digits", "addition: digits of each number"),
-    "--labelled": ("n_labelled", "classify: labelled training sequences"),
-    "--readout": ("readout", "classify: how BERT answers: cloze (its masked-LM head fills y's first symbol, "
-                             "hidden by [MASK]: x's first means copy, x's last reverse) or cls (a new head on "
-                             "[CLS], as BERT fine-tunes)"),
-    "--sentence-objective": ("sentence_objective", "mlm: also train [CLS] to tell a second half in the "
-                                                   "corpus's order (copy or reverse) from one shuffled, BERT's "
-                                                   "second pretraining task adapted to this corpus"),
-    "--pretrained": ("pretrained", "classify: start from this masked-LM checkpoint (train --task mlm --save PATH)"),
-}
-MODEL_FLAGS = {
-    "--d-model": ("d_model", "width of every token vector"),
-    "--heads": ("n_heads", "attention heads (n_heads)"),
-    "--layers": ("n_layers", "layers (the encoder-decoder: encoder layers, and as many decoder layers)"),
-    "--d-ff": ("d_ff", "hidden width of the feed-forward sublayers"),
-    "--dropout": ("dropout", "dropout probability"),
-}
-TRAINING_FLAGS = {
-    "--batch-size": ("batch_size", "sequences per step"),
-    "--steps": ("steps", "at most this many steps"),
-    "--lr": ("lr_scale", "scale of the warmup learning-rate schedule"),
-    "--warmup": ("warmup", "steps of linear learning-rate warmup"),
-    "--eval-every": ("eval_every", "steps between held-out evaluations (0 = only at the end)"),
-    "--target-accuracy": ("target_accuracy", "stop once held-out exact match reaches this"),
-    "--clip-norm": ("clip_norm", "clip the gradient norm to this"),
-    "--label-smoothing": ("label_smoothing", "label smoothing of the cross-entropy"),
-}
+def declared_flags():
+    """Every option of train, read from where it is declared (tasks/options.py: option(), MODEL_OPTIONS):
+    {"task": {flag: Flag}, "model": {flag: Flag}, "training": {flag: Flag}}, and for each task flag the
+    tasks that declare it with their help: {flag: [(task name, help), ...]}."""
+    from ..tasks import TASKS, Training
+    from ..tasks.options import flags_of, model_flags
+    task_flags, declared_by = {}, {}
+    for name, task_class in TASKS.items():
+        for flag in flags_of(task_class):
+            first = task_flags.setdefault(flag.flag, flag)
+            if (first.field, first.type, first.choices) != (flag.field, flag.type, flag.choices):
+                raise TypeError(f"{flag.flag} is declared for different fields or types: {first.field} "
+                                f"({first.type.__name__}) and, in the {name} task, {flag.field} ({flag.type.__name__})")
+            declared_by.setdefault(flag.flag, []).append((name, flag.help))
+    flags = {"task": task_flags, "model": {f.flag: f for f in model_flags()},
+             "training": {f.flag: f for f in flags_of(Training)}}
+    return flags, declared_by
 
 
 def given(args, flags):
-    """{field: value} of the options in flags given on the command line."""
-    return {field: getattr(args, field) for field, _ in flags.values() if hasattr(args, field)}
+    """{field: value} of the options in flags ({flag: Flag}) given on the command line."""
+    return {f.field: getattr(args, f.field) for f in flags.values() if hasattr(args, f.field)}
 
 
-def as_flags(message):
+def as_flags(message, flags):
     """An error message from the library, with each option's field name written as its flag (n_heads -> --heads)."""
-    for flag, (field, _) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
-        message = re.sub(rf"(?<![\w-]){field}(?!\w)", flag, message)
+    for group in flags.values():
+        for flag in group.values():
+            message = re.sub(rf"(?<![\w-]){flag.field}(?!\w)", flag.flag, message)
     return message.removeprefix("train: ")
 
 
@@ -110,30 +90,31 @@ def train_command(args):
     With --profile, time a few training steps op by op instead (profile_command).
     """
     from ..checkpoint import load_checkpoint
-    from ..tasks import TASKS, make_task, options_of
+    from ..tasks import make_task
     from ..train import EVAL_SEED_OFFSET, train
 
-    task_options = given(args, TASK_FLAGS)
-    foreign = [flag for flag, (field, _) in TASK_FLAGS.items()
-               if field in task_options and field not in options_of(TASKS[args.task])]
+    flags, declared_by = declared_flags()
+    task_options = given(args, flags["task"])
+    foreign = [flag.flag for flag in flags["task"].values()
+               if flag.field in task_options and args.task not in [name for name, _ in declared_by[flag.flag]]]
     if foreign:
         raise BadInput(f"{', '.join(foreign)} is not an option of the {args.task} task")
     try:                                       # every value checked here, before any work starts
         task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
-        config = task.config(**given(args, MODEL_FLAGS))
+        config = task.config(**given(args, flags["model"]))
         task.check(config)
-        settings = dataclasses.replace(task.training, **given(args, TRAINING_FLAGS))
+        settings = dataclasses.replace(task.training, **given(args, flags["training"]))
         pretrained = task_options.get("pretrained")
         sizes = describe_model(task, load_checkpoint(pretrained).config if pretrained else config)
     except (ValueError, TypeError, OSError) as error:
-        raise BadInput(as_flags(str(error))) from None
+        raise BadInput(as_flags(str(error), flags)) from None
     if args.profile:
         return profile_command(args, task, settings, task.new_model(config, np.random.default_rng(args.seed)))
     check_outputs(args)
     print(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "
           f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
           + (f", from {pretrained}" if pretrained else ""))
-    result = train(config, task, seed=args.seed, **given(args, TRAINING_FLAGS))
+    result = train(config, task, seed=args.seed, **given(args, flags["training"]))
     reached = result.reached_target_at_step
     target = settings.target_accuracy if task.exact else None
     measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
@@ -151,9 +132,10 @@ def train_command(args):
         save_or_keep(result.model, args.save)
     print("\n" + "\n".join(task.show(result.model)))
     if args.json:
+        summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
+        summary.update(measures, **task.model_measures(result.model))     # translate: BLEU, chrF, examples
         with open(args.json, "w") as f:
-            summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
-            json.dump({**summary, **measures}, f, indent=1)
+            json.dump(summary, f, indent=1)
     if args.plot:
         plot_training(result, task, args.plot)
     return 0 if reached or target is None else 1
@@ -228,30 +210,45 @@ def per_task_defaults(field):
     return "(default: " + ", ".join(f"{'/'.join(names)} {value}" for value, names in groups.items()) + ")"
 
 
-def add_parser(commands):
-    from ..tasks import NAMES, TASKS
+def task_help(declared):
+    """One help for a flag several tasks declare ([(task name, help), ...]): "copy/reverse: symbols per
+    sequence; text: tokens per sequence"."""
+    from ..tasks import TASKS
+    by_help = {}
+    for name, help in declared:
+        by_help.setdefault(help, []).append(name)
+    if len(by_help) == 1 and len(declared) == len(TASKS):
+        return next(iter(by_help))
+    return "; ".join(f"{'/'.join(names)}: {help}" for help, names in by_help.items())
 
-    models = ", ".join(f"{name} ({TASKS[name].model_class.__name__})" for name in NAMES)
+
+def add_argument(parser, flag, help):
+    """The argparse option of one Flag, its default left out (the task's own: per_task_defaults)."""
+    if flag.type is bool:
+        parser.add_argument(flag.flag, dest=flag.field, action="store_true", default=argparse.SUPPRESS, help=help)
+    else:
+        parser.add_argument(flag.flag, dest=flag.field, type=flag.type, choices=flag.choices,
+                            default=argparse.SUPPRESS, help=f"{help} {per_task_defaults(flag.field)}",
+                            metavar=None if flag.choices else flag.metavar or flag.flag[2:].upper().replace("-", "_"))
+
+
+def add_parser(commands):
+    from ..tasks import DEFAULT_TASK, TASKS
+
+    models = ", ".join(f"{name} ({task_class.model_class.__name__})" for name, task_class in TASKS.items())
+    inexact = " and ".join(name for name, task_class in TASKS.items() if not task_class.exact)
     train = commands.add_parser("train", help="train a Transformer, GPT or BERT on one of the tasks",
                                 description=f"Train a model on a task: {models}. The tasks with an exact "
                                             "answer train until held-out exact match reaches "
-                                            "--target-accuracy (exit status 1 if it does not); text and mlm "
-                                            "run all their steps and report the held-out loss.",
+                                            "--target-accuracy (exit status 1 if it does not); "
+                                            f"{inexact} run all their steps and report the held-out loss.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    train.add_argument("--task", choices=NAMES, default="reverse", help="the task (and so the model)")
-    types = {"pretrained": str, "readout": str, "dropout": float, "lr_scale": float, "target_accuracy": float,
-             "clip_norm": float, "label_smoothing": float}
-    choices = {"text_name": TEXTS, "tokenizer": TOKENIZERS}
-    for flag, (field, help) in {**TASK_FLAGS, **MODEL_FLAGS, **TRAINING_FLAGS}.items():
-        if field in ("variable_length", "sentence_objective"):
-            train.add_argument(flag, dest=field, action="store_true", default=argparse.SUPPRESS, help=help)
-        elif field in choices:
-            train.add_argument(flag, dest=field, choices=choices[field], default=argparse.SUPPRESS,
-                               help=f"{help} {per_task_defaults(field)}")
-        else:
-            train.add_argument(flag, dest=field, type=types.get(field, int), default=argparse.SUPPRESS,
-                               metavar="PATH" if field == "pretrained" else flag[2:].upper().replace("-", "_"),
-                               help=f"{help} {per_task_defaults(field)}")
+    train.add_argument("--task", choices=tuple(TASKS), default=DEFAULT_TASK, help="the task (and so the model)")
+    flags, declared_by = declared_flags()
+    for flag in flags["task"].values():
+        add_argument(train, flag, task_help(declared_by[flag.flag]))
+    for flag in [*flags["model"].values(), *flags["training"].values()]:
+        add_argument(train, flag, flag.help)
     train.add_argument("--seed", type=int, default=0, help="seed of the weights and the training data")
     train.add_argument("--json", metavar="PATH", help="write the result (steps, times, losses, ...) as JSON")
     train.add_argument("--save", metavar="PATH", help="save the trained model as an .npz checkpoint")

@@ -188,11 +188,11 @@ def transpose_with_the_same_axes(dout, cache):
 # linear.py, embedding.py, loss.py
 
 def linear_dW_transposed(dout, cache):
-    """y = x @ W with W (d_in, d_out): dW = x.T @ dy is (d_in, d_out); dy.T @ x is its transpose."""
+    """y = x @ W with W (d_in, d_out): dW = x.T @ dout is (d_in, d_out); dout.T @ x is its transpose."""
     x2, W, x_shape, has_bias = cache
     dout2 = dout.reshape(-1, W.shape[1])
     dx = (dout2 @ W.T).reshape(x_shape)
-    dW = dout2.T @ x2                                       # mistake: dy.T @ x, not x.T @ dy
+    dW = dout2.T @ x2                                       # mistake: dout.T @ x, not x.T @ dout
     db = dout2.sum(axis=0) if has_bias else None
     return dx, dW, db
 
@@ -224,25 +224,19 @@ def embedding_overwriting_repeated_ids(dout, cache):
 def cross_entropy_without_label_smoothing(dout, cache):
     """With label smoothing the target is (1 - eps) one_hot + eps / V, not the one_hot."""
     logp, safe_targets, counted, n, label_smoothing = cache
-    dlogits = np.exp(logp)
-    np.put_along_axis(dlogits, safe_targets[..., None],
-                      np.take_along_axis(dlogits, safe_targets[..., None], axis=-1) - 1.0,
-                      axis=-1)                              # mistake: one_hot, the smoothing left out
-    dlogits *= (dout / n) * counted[..., None]
-    return dlogits, None
+    probs = np.exp(logp)
+    one_hot = (safe_targets[..., None] == np.arange(logp.shape[-1])).astype(probs.dtype)
+    return (probs - one_hot) * ((dout / n) * counted[..., None]), None     # mistake: q = one_hot, unsmoothed
 
 
 def cross_entropy_ignored_positions_not_zeroed(dout, cache):
     """An ignored target (padding) adds nothing to the loss, so its logits get no gradient."""
     logp, safe_targets, counted, n, label_smoothing = cache
     V = logp.shape[-1]
-    dlogits = np.exp(logp)
-    dlogits -= label_smoothing / V
-    np.put_along_axis(dlogits, safe_targets[..., None],
-                      np.take_along_axis(dlogits, safe_targets[..., None], axis=-1) - (1.0 - label_smoothing),
-                      axis=-1)
-    dlogits *= dout / n                                     # mistake: "* counted[..., None]" left out
-    return dlogits, None
+    probs = np.exp(logp)
+    one_hot = (safe_targets[..., None] == np.arange(V)).astype(probs.dtype)
+    probs_minus_q = probs - label_smoothing / V - (1.0 - label_smoothing) * one_hot
+    return probs_minus_q * (dout / n), None                  # mistake: "* counted[..., None]" left out
 
 
 # tensor.py: the tape's replay

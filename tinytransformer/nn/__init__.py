@@ -7,7 +7,7 @@ V vocabulary, h heads, d_k = d_model / h.
     module.py       Module: parameters, sub-layers, train/eval mode; inference(model): eval mode, no tape
     layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, Dropout, FeedForward
     attention.py    MultiHeadAttention: project, split into heads, attend, merge
-    blocks.py       SelfAttentionLayer (= EncoderLayer), DecoderLayer: sublayers with residual + LayerNorm
+    blocks.py       SelfAttentionLayer (the encoder's layer), DecoderLayer: sublayers with residual + LayerNorm
     model.py        Model: what the three share (embeddings in, output projection out)
     cache.py        KVCache: the keys and values incremental decoding keeps for every attention layer
     transformer.py  Transformer: encoder-decoder, model(src_ids, tgt_in_ids)
@@ -16,7 +16,7 @@ V vocabulary, h heads, d_k = d_model / h.
 """
 from .attention import MultiHeadAttention
 from .bert import BERT, classifier_from, transfer_weights
-from .blocks import DecoderLayer, EncoderLayer, SelfAttentionLayer, residual
+from .blocks import DecoderLayer, SelfAttentionLayer, residual
 from .cache import KeysValues, KVCache, LayerCache
 from .config import TransformerConfig
 from .gpt import GPT

@@ -4,7 +4,7 @@ import dataclasses
 import numpy as np
 
 from .. import functional as F
-from .blocks import EncoderLayer
+from .blocks import SelfAttentionLayer
 from .layers import Linear
 from .model import Model
 
@@ -27,14 +27,14 @@ class BERT(Model):
     def __init__(self, config, rng=0):
         rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
-        self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
+        self.encoder = [SelfAttentionLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.encoder_norm = self.make_final_norm()
         self.build_output(rng)
         self.classifier = None if c.n_classes is None else Linear(c.d_model, c.n_classes, rng, dtype=c.dtype)
 
     def encode(self, ids):
         """ids (B, T) -> hidden vectors (B, T, d_model)."""
-        self.check_ids(ids, "ids")
+        self.check_input(ids, "ids")
         empty = np.flatnonzero((ids == self.config.pad_id).all(axis=1))
         if len(empty):
             raise ValueError(f"BERT: row {empty[0]} of ids has no real token (every position is "

@@ -1,7 +1,7 @@
 """The layers the stacks are made of: sublayers wrapped in residual + LayerNorm.
 
     SelfAttentionLayer   self-attention, then feed-forward: the layer of the encoder
-                         (EncoderLayer, its name in the paper), of BERT and of GPT; the
+                         (the paper's "encoder layer"), of BERT and of GPT; the
                          mask it is given makes the difference (padding, or causal)
     DecoderLayer         self-attention, attention to the encoder's output, feed-forward
 
@@ -40,9 +40,6 @@ class SelfAttentionLayer(Module):
         x = residual(x, lambda x: self.self_attn(x, x, keep, self_cache), self.norm1, self.dropout,
                      self.norm_first)
         return residual(x, self.feed_forward, self.norm2, self.dropout, self.norm_first)
-
-
-EncoderLayer = SelfAttentionLayer      # the encoder's layer, by the paper's name (and BERT's)
 
 
 class DecoderLayer(Module):

@@ -46,7 +46,8 @@ class Model(Module):
         c = self.config
         self.output = None if c.tie_embeddings else Linear(c.d_model, c.vocab_size, rng, dtype=c.dtype)
 
-    def check_ids(self, ids, name, offset=0):
+    def check_input(self, ids, name, offset=0):
+        """ids must be a (B, T) array of token ids of the vocabulary, its positions offset.. within max_len."""
         model = type(self).__name__
         check_ids(model, ids, self.config.vocab_size, what=f"{name} token id")
         if ids.ndim != 2:
@@ -57,7 +58,7 @@ class Model(Module):
 
     def embed_ids(self, ids, name, offset=0):
         """ids (B, T), checked, whose first position is number offset -> (B, T, d_model)."""
-        self.check_ids(ids, name, offset)
+        self.check_input(ids, name, offset)
         return self.dropout(self.positions(self.embed(ids), offset))       # (B, T, d_model)
 
     def encoder_stack(self, ids, name):

@@ -1,7 +1,7 @@
 """The encoder-decoder of "Attention Is All You Need"."""
 from .. import functional as F
 from .cache import KVCache
-from .blocks import DecoderLayer, EncoderLayer
+from .blocks import DecoderLayer, SelfAttentionLayer
 from .model import Model
 
 
@@ -20,7 +20,7 @@ class Transformer(Model):
     def __init__(self, config, rng=0):
         rng, dropout_rng = self.build_embeddings(config, rng)
         c = config
-        self.encoder = [EncoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
+        self.encoder = [SelfAttentionLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.decoder = [DecoderLayer(c, rng, dropout_rng) for _ in range(c.n_layers)]
         self.encoder_norm, self.decoder_norm = self.make_final_norm(), self.make_final_norm()
         self.build_output(rng)

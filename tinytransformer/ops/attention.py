@@ -43,7 +43,7 @@ def mask_forward(scores, keep):
 def mask_backward(dout, cache):
     keep = cache
     # out = scores where kept, else a constant  ->  dscores = dout where kept, else 0
-    return np.where(keep, dout, 0), None
+    return np.where(keep, dout, 0), None                   # scores' shape
 
 
 def attention_forward(q, k, v, keep=None, scale=None):
@@ -88,8 +88,8 @@ def attention_backward(dout, cache):
     q, k, v, probs, scale = cache
     dv = probs.swapaxes(-1, -2) @ dout                     # (..., T_k, d_v)
     dprobs = dout @ v.swapaxes(-1, -2)                     # (..., T_q, T_k)
-    (dscores,) = softmax_backward(dprobs, (probs, -1))
-    dscores = dscores * scale
+    (dscores,) = softmax_backward(dprobs, (probs, -1))     # (..., T_q, T_k)
+    dscores = dscores * scale                              # (..., T_q, T_k)
     dq = dscores @ k                                       # (..., T_q, d_k)
     dk = dscores.swapaxes(-1, -2) @ q                      # (..., T_k, d_k)
     return dq, dk, dv, None

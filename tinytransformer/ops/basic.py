@@ -40,11 +40,6 @@ def _shape(a):
     return a.shape if isinstance(a, np.ndarray) else None
 
 
-def _reduce(grad, shape):
-    """unbroadcast(grad(), shape), or None for a plain number (shape None)."""
-    return None if shape is None else unbroadcast(grad(), shape)
-
-
 def add_forward(a, b):
     check_float("add", a=a, b=b)
     return a + b, (_shape(a), _shape(b))
@@ -52,8 +47,10 @@ def add_forward(a, b):
 
 def add_backward(dout, cache):
     a_shape, b_shape = cache
-    # out = a + b  ->  da = dout, db = dout (summed over broadcast axes)
-    return _reduce(lambda: dout, a_shape), _reduce(lambda: dout, b_shape)
+    # out = a + b  ->  da = dout, db = dout, each summed over the axes broadcasting stretched
+    da = None if a_shape is None else unbroadcast(dout, a_shape)            # out's shape -> a's
+    db = None if b_shape is None else unbroadcast(dout, b_shape)            # out's shape -> b's
+    return da, db
 
 
 def sub_forward(a, b):
@@ -64,7 +61,9 @@ def sub_forward(a, b):
 def sub_backward(dout, cache):
     a_shape, b_shape = cache
     # out = a - b  ->  da = dout, db = -dout
-    return _reduce(lambda: dout, a_shape), _reduce(lambda: -dout, b_shape)
+    da = None if a_shape is None else unbroadcast(dout, a_shape)            # out's shape -> a's
+    db = None if b_shape is None else unbroadcast(-dout, b_shape)           # out's shape -> b's
+    return da, db
 
 
 def mul_forward(a, b):
@@ -75,7 +74,9 @@ def mul_forward(a, b):
 def mul_backward(dout, cache):
     a, b = cache
     # out = a * b  ->  da = dout * b, db = dout * a
-    return _reduce(lambda: dout * b, _shape(a)), _reduce(lambda: dout * a, _shape(b))
+    da = None if _shape(a) is None else unbroadcast(dout * b, a.shape)      # out's shape -> a's
+    db = None if _shape(b) is None else unbroadcast(dout * a, b.shape)      # out's shape -> b's
+    return da, db
 
 
 def div_forward(a, b):
@@ -88,7 +89,9 @@ def div_forward(a, b):
 def div_backward(dout, cache):
     a, b = cache
     # out = a / b  ->  da = dout / b, db = -dout * a / b^2
-    return _reduce(lambda: dout / b, _shape(a)), _reduce(lambda: -dout * a / (b * b), _shape(b))
+    da = None if _shape(a) is None else unbroadcast(dout / b, a.shape)              # out's shape -> a's
+    db = None if _shape(b) is None else unbroadcast(-dout * a / (b * b), b.shape)   # out's shape -> b's
+    return da, db
 
 
 def matmul_forward(a, b):
@@ -139,7 +142,7 @@ def mean_forward(x, axis=None, keepdims=False):
 def mean_backward(dout, cache):
     x_shape, axes, keepdims, count = cache
     # out = sum_i x_i / n  ->  dx_i = dout / n
-    (dx,) = sum_backward(dout, (x_shape, axes, keepdims))
+    (dx,) = sum_backward(dout, (x_shape, axes, keepdims))    # x_shape
     return (dx / count,)
 
 
@@ -154,7 +157,7 @@ def reshape_forward(x, shape):
 def reshape_backward(dout, cache):
     x_shape = cache
     # a reshape moves no numbers: the gradient is reshaped back
-    return (dout.reshape(x_shape),)
+    return (dout.reshape(x_shape),)                            # out's shape -> x_shape
 
 
 def transpose_forward(x, axes=None):
@@ -167,7 +170,7 @@ def transpose_forward(x, axes=None):
 def transpose_backward(dout, cache):
     axes = cache
     # out axis i is x axis axes[i]; undo it with the inverse permutation
-    return (dout.transpose(np.argsort(axes)),)
+    return (dout.transpose(np.argsort(axes)),)                 # out's axes -> x's
 
 
 def exp_forward(x):

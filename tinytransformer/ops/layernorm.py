@@ -30,8 +30,8 @@ def layer_norm_forward(x, gamma, beta, eps=1e-5):
 
 def layer_norm_backward(dout, cache):
     xhat, rstd, gamma = cache
-    # forward: y = gamma * xhat + beta, gamma and beta (D,) stretched over the rows
-    #   ->  dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy
+    # forward: y = gamma * xhat + beta (dout = dL/dy), gamma and beta (D,) stretched over the rows
+    #   ->  dgamma = sum over rows of dout * xhat, dbeta = sum over rows of dout
     dgamma = unbroadcast(dout * xhat, gamma.shape)         # (D,)
     dbeta = unbroadcast(dout, gamma.shape)                 # (D,)
     # forward: xhat = (x - mean) * rstd; mean and rstd depend on every x_j too, giving
@@ -39,5 +39,5 @@ def layer_norm_backward(dout, cache):
     dxhat = dout * gamma                                   # (..., D)
     mean_dxhat = dxhat.mean(axis=-1, keepdims=True)                 # (..., 1)
     mean_dxhat_xhat = (dxhat * xhat).mean(axis=-1, keepdims=True)   # (..., 1)
-    dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)
+    dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)       # (..., D)
     return dx, dgamma, dbeta

@@ -23,7 +23,7 @@ def linear_forward(x, W, b=None):
 def linear_backward(dout, cache):
     x2, W, x_shape, has_bias = cache
     dout2 = dout.reshape(-1, W.shape[1])                  # (N, d_out)
-    # forward: y = x @ W + b  ->  dx = dy @ W.T,  dW = x.T @ dy,  db = sum of dy over rows
+    # forward: y = x @ W + b, and dout = dL/dy  ->  dx = dout @ W.T,  dW = x.T @ dout,  db = sum of dout over rows
     dx = (dout2 @ W.T).reshape(x_shape)                   # (..., d_in)
     dW = x2.T @ dout2                                     # (d_in, d_out)
     db = dout2.sum(axis=0) if has_bias else None          # (d_out,)

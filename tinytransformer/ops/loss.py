@@ -43,10 +43,9 @@ def cross_entropy_backward(dout, cache):
     V = logp.shape[-1]
     # loss = -(1/n) sum_counted sum_v q_v log softmax(z)_v  ->  dz = (softmax(z) - q) / n
     # at counted positions (sum_v q_v = 1), and 0 at ignored ones
-    dlogits = np.exp(logp)                                            # softmax(z), (..., V)
-    dlogits -= label_smoothing / V
-    np.put_along_axis(dlogits, safe_targets[..., None],
-                      np.take_along_axis(dlogits, safe_targets[..., None], axis=-1) - (1.0 - label_smoothing),
-                      axis=-1)
-    dlogits *= (dout / n) * counted[..., None]
+    # with q = (1 - label_smoothing) * one_hot(target) + label_smoothing / V, subtracted term by term
+    probs = np.exp(logp)                                                        # (..., V) softmax(z)
+    one_hot = (safe_targets[..., None] == np.arange(V)).astype(probs.dtype)     # (..., V)
+    probs_minus_q = probs - label_smoothing / V - (1.0 - label_smoothing) * one_hot   # (..., V)
+    dlogits = probs_minus_q * ((dout / n) * counted[..., None])                # (..., V), 0 where ignored
     return dlogits, None

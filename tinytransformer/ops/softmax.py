@@ -29,7 +29,8 @@ def softmax_backward(dout, cache):
     out, axis = cache
     # y = softmax(x): dy_i/dx_j = y_i (delta_ij - y_j), so the Jacobian-vector
     # product is dx = y * (dout - sum_j dout_j y_j)
-    return (out * (dout - (dout * out).sum(axis=axis, keepdims=True)),)
+    weighted = (dout * out).sum(axis=axis, keepdims=True)     # x's shape with 1 along axis: sum_j dout_j y_j
+    return (out * (dout - weighted),)                          # x's shape
 
 
 def log_softmax_forward(x, axis=-1):
@@ -48,5 +49,5 @@ def log_softmax_backward(dout, cache):
     # so dx = dout - softmax(x) * sum_i dout_i, with softmax(x) = e^y.
     # Where y = -inf the input was a masked -inf, a constant: by convention nothing flows back there
     # (PyTorch passes dout on; the mask's own backward zeroes it either way).
-    dx = dout - np.exp(out) * dout.sum(axis=axis, keepdims=True)
-    return (np.where(np.isneginf(out), 0, dx),)
+    dx = dout - np.exp(out) * dout.sum(axis=axis, keepdims=True)   # x's shape (the sum: 1 along axis)
+    return (np.where(np.isneginf(out), 0, dx),)                     # x's shape

@@ -1,11 +1,14 @@
 """The tasks the training loop knows, by name: one file per family, each holding its data and its task class.
 
     task.py        Task: what the loop asks of a task; Training: the loop's settings; the measures
+    options.py     option(): a field's default with its command-line flag and help; the model's flags
     batches.py     Batch, LMBatch, LabelledBatch: what a task's batch() returns, one kind per model
     sequences.py   copy, reverse     for the encoder-decoder Transformer
     addition.py    addition          for GPT: a+b= and the sum, reversed
     text.py        text              for GPT: the next token of a text, by characters or BPE
     masked_lm.py   mlm, classify     for BERT: masked-LM pretraining, then a [CLS] question
+    german.py      a small German grammar: one sentence's description written in English and in German
+    translation.py translate         for the encoder-decoder: English to German, on the grammar's sentences
 
     task = make_task("reverse", seq_len=8)       # the task's dataclass, its other fields at their defaults
     result = train(task.config(), task)          # train.py
@@ -14,14 +17,24 @@ import dataclasses
 
 from .addition import AdditionTask
 from .batches import Batch, LabelledBatch, LMBatch  # noqa: F401  (the batch kinds, with the tasks that make them)
-from .masked_lm import ClassifyTask, MaskedLMTask
+from .bert_tasks import ClassifyTask, MaskedLMTask
 from .sequences import CopyTask, ReverseTask
 from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
     language_model_loss  # noqa: F401  (re-exported: no __all__, so that the book documents each name once)
 from .text import TextTask
+from .translation import TranslationTask
 
-TASKS = {task.name: task for task in (CopyTask, ReverseTask, AdditionTask, TextTask, MaskedLMTask, ClassifyTask)}
-NAMES = tuple(TASKS)
+# The tasks by name, in the order the command line lists them: a new task is one file of tasks/ and one line here.
+TASKS = {task.name: task for task in (
+    CopyTask,
+    ReverseTask,
+    AdditionTask,
+    TextTask,
+    MaskedLMTask,
+    ClassifyTask,
+    TranslationTask,
+)}
+DEFAULT_TASK = "reverse"          # what train() and `python -m tinytransformer train` train when no task is named
 
 
 def options_of(task_class):
@@ -33,7 +46,7 @@ def make_task(name, seed=0, **options):
     """The task called name, with options (its dataclass fields: seq_len, digits, ...) changed from their
     defaults. seed draws the held-out data of the tasks that draw it (copy, reverse, mlm, classify)."""
     if name not in TASKS:
-        raise ValueError(f"make_task: name must be one of {NAMES}, got {name!r}")
+        raise ValueError(f"make_task: name must be one of {tuple(TASKS)}, got {name!r}")
     known = options_of(TASKS[name])
     unknown = sorted(set(options) - set(known))
     if unknown:

@@ -28,14 +28,14 @@ from .. import nn
 from ..decode import greedy
 from ..vocabulary import EOS, N_SPECIAL, PAD
 from .batches import LMBatch
+from .options import option
 from .task import GPT_STYLE, Task, check_option, exact_match, language_model_loss
 
 ALPHABET = "0123456789+="
 PLUS, EQUALS = N_SPECIAL + 10, N_SPECIAL + 11
 
 
-def vocab_size():
-    return N_SPECIAL + len(ALPHABET)
+VOCAB_SIZE = N_SPECIAL + len(ALPHABET)          # the model's vocabulary: the special tokens and ALPHABET
 
 
 class Problems(NamedTuple):
@@ -95,9 +95,9 @@ class Split:
             raise ValueError(f"addition.Split: need 1 <= digits <= 6 and 1 <= n_held_out < {self.n_problems}, "
                              f"got {digits} and {n_held_out}")
         rng = np.random.default_rng(seed)
-        self.held_out = np.sort(rng.choice(self.n_problems, n_held_out, replace=False))   # (H,)
-        # held_out[j] - j problems that are not held out come before held_out[j]
-        self.free_before = self.held_out - np.arange(n_held_out)                           # (H,)
+        self.held_out_numbers = np.sort(rng.choice(self.n_problems, n_held_out, replace=False))   # (H,)
+        # held_out_numbers[j] - j problems that are not held out come before held_out_numbers[j]
+        self.free_before = self.held_out_numbers - np.arange(n_held_out)                           # (H,)
 
     def problems(self, numbers):
         a, b = np.divmod(numbers, 10 ** self.digits)
@@ -105,20 +105,20 @@ class Split:
 
     def training_numbers(self, batch_size, rng):
         """batch_size problem numbers drawn uniformly from those not held out."""
-        k = rng.integers(0, self.n_problems - len(self.held_out), size=batch_size)   # (B,) the k-th free problem
+        k = rng.integers(0, self.n_problems - len(self.held_out_numbers), size=batch_size)   # (B,) the k-th free problem
         return k + np.searchsorted(self.free_before, k, side="right")                 # skip the held-out before it
 
     def training_batch(self, batch_size, rng):
         return as_batch(self.problems(self.training_numbers(batch_size, rng)))
 
     def held_out_problems(self):
-        return self.problems(self.held_out)
+        return self.problems(self.held_out_numbers)
 
 
 @dataclasses.dataclass
 class AdditionTask(Task):
     """Split's problems for GPT; evaluated by greedy decoding of the held-out problems."""
-    digits: int = 2                  # digits of each number
+    digits: int = option(2, "--digits", "digits of each number")
     n_held_out: int | None = None    # held-out problems: 1000, or a tenth of all problems if that is fewer
     split_seed: int = 0              # the held-out problems are drawn once, from this seed
 
@@ -129,13 +129,13 @@ class AdditionTask(Task):
         if self.n_held_out is None:
             self.n_held_out = min(1000, 10 ** (2 * self.digits) // 10)
         self.split = Split(self.digits, self.n_held_out, self.split_seed)
-        self.eval_set = self.split.held_out_problems()
+        self.held_out = self.split.held_out_problems()
 
     def room(self):
-        return dict(vocab_size=vocab_size(), max_len=3 * self.digits + 3)
+        return dict(vocab_size=VOCAB_SIZE, max_len=3 * self.digits + 3)
 
     def describe(self):
-        return f"{self.digits}-digit numbers, {len(self.split.held_out)} held-out problems"
+        return f"{self.digits}-digit numbers, {len(self.split.held_out_numbers)} held-out problems"
 
     def batch(self, batch_size, rng):
         return self.split.training_batch(batch_size, rng)
@@ -143,11 +143,11 @@ class AdditionTask(Task):
     loss = staticmethod(language_model_loss)
 
     def evaluate(self, model):
-        prompt, answer = self.eval_set
+        prompt, answer = self.held_out
         return exact_match(greedy(model, prompt, max_len=answer.shape[1]), answer)
 
     def show(self, model, n=3):
-        prompt, answer = (ids[:n] for ids in self.eval_set)
+        prompt, answer = (ids[:n] for ids in self.held_out)
         predicted = greedy(model, prompt, max_len=answer.shape[1])
         lines = ["held-out problems (the sum read back in the usual order):"]
         for p, a, guess in zip(prompt, answer, predicted):
@@ -155,6 +155,6 @@ class AdditionTask(Task):
         return lines
 
     def plot_example(self):
-        ids = as_batch(Problems(*(ids[:1] for ids in self.eval_set))).ids   # (1, T)
+        ids = as_batch(Problems(*(ids[:1] for ids in self.held_out))).ids   # (1, T)
         names = list(problem_text(ids[0]))
         return (ids,), names, names

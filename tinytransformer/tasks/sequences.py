@@ -19,9 +19,10 @@ from .. import functional as F, nn
 from ..decode import greedy
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from .batches import Batch
+from .options import option
 from .task import Task, check_option, exact_match
 
-TASKS = ("copy", "reverse")
+TASK_NAMES = ("copy", "reverse")           # the two tasks of this file, by name (tasks.TASKS holds every task)
 
 
 def vocab_size(n_symbols):
@@ -41,8 +42,8 @@ def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False)
     rng: an np.random.Generator or an int seed. With variable_length, each
     example's length is drawn uniformly from 1..seq_len and the rest is PAD.
     """
-    if task not in TASKS:
-        raise ValueError(f"make_batch: task must be one of {TASKS}, got {task!r}")
+    if task not in TASK_NAMES:
+        raise ValueError(f"make_batch: task must be one of {TASK_NAMES}, got {task!r}")
     if seq_len < 1 or n_symbols < 1 or batch_size < 1:
         raise ValueError(
             "make_batch: batch_size, seq_len and n_symbols must be >= 1, got "
@@ -88,18 +89,18 @@ def evaluate_sequences(model, batch):
 @dataclasses.dataclass
 class CopyTask(Task):
     """copy for the encoder-decoder Transformer: write the source again; evaluated by greedy decoding."""
-    seq_len: int = 10                # symbols per sequence
-    n_symbols: int = 10              # distinct symbols
-    variable_length: bool = False    # lengths drawn from 1..seq_len, padded
-    eval_size: int = 1000            # held-out sequences
+    seq_len: int = option(10, "--seq-len", "symbols per sequence")
+    n_symbols: int = option(10, "--symbols", "distinct symbols")
+    variable_length: bool = option(False, "--variable-length", "lengths 1..seq-len, padded with PAD")
+    n_held_out: int = 1000           # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
 
     name, model_class = "copy", nn.Transformer
 
     def __post_init__(self):
-        for field in ("seq_len", "n_symbols", "eval_size"):
+        for field in ("seq_len", "n_symbols", "n_held_out"):
             check_option(self, field, 1)
-        self.eval_set = make_batch(self.name, self.eval_size, self.seq_len, self.n_symbols, self.seed,
+        self.held_out = make_batch(self.name, self.n_held_out, self.seq_len, self.n_symbols, self.seed,
                                    self.variable_length)
 
     def room(self):
@@ -114,11 +115,11 @@ class CopyTask(Task):
     loss = staticmethod(transformer_loss)
 
     def evaluate(self, model):
-        return evaluate_sequences(model, self.eval_set)
+        return evaluate_sequences(model, self.held_out)
 
     def show(self, model, n=3):
         """Lines showing n held-out examples and the model's greedy answers."""
-        src, _, tgt_out = (ids[:n] for ids in self.eval_set)
+        src, _, tgt_out = (ids[:n] for ids in self.held_out)
         predicted = greedy(model, src, max_len=tgt_out.shape[1])
         lines = ["held-out examples (symbols as 0, 1, ..., . for PAD):"]
         for rows in zip(src, tgt_out, predicted):
@@ -128,7 +129,7 @@ class CopyTask(Task):
 
     def plot_example(self):
         """(the model's inputs, key labels, query labels) of one held-out example, for an attention map."""
-        src, tgt_in, tgt_out = (ids[:1] for ids in self.eval_set)
+        src, tgt_in, tgt_out = (ids[:1] for ids in self.held_out)
         return (src, tgt_in), token_names(src[0]), token_names(tgt_out[0])
 
 

@@ -9,13 +9,18 @@ A task is a small object that knows its data and its model:
         loss = task.loss(model, task.batch(64, rng))
     task.evaluate(model)                              # held-out exact match, or held-out loss
 
-Each task is a dataclass: its fields are its data options (seq_len, digits,
-...) and their defaults, written only there; the command line reads them
-there. Its class attributes say the rest: model_class, exact (True: evaluate
-gives the held-out exact match, and training may stop at a target; False: it
-gives the held-out loss, lower is better), model_style (the config fields of
-its model family) and training (the loop's settings for it).
+Each task is a dataclass subclassing Task: its fields are its data options
+(seq_len, digits, ...) and their defaults, written only there; a field the
+command line sets is declared with option() (options.py), its flag and help
+beside it. Its class attributes say the rest: name, model_class, exact (True:
+evaluate gives the held-out exact match, and training may stop at a target;
+False: it gives the held-out loss, lower is better), model_style (the config
+fields of its model family) and training (the loop's settings for it). Task
+declares the methods every task writes (room, describe, batch, loss,
+evaluate, show, plot_example); a new task is one file of tasks/ and one line
+in tasks/__init__.py's TASKS.
 """
+import abc
 import dataclasses
 
 import numpy as np
@@ -23,6 +28,7 @@ import numpy as np
 from .. import functional as F
 from ..nn import TransformerConfig, inference
 from ..vocabulary import EOS, PAD
+from .options import option
 
 # The classroom model: TransformerConfig's default sizes (d_model 64, 4 heads, 2 layers, d_ff 128),
 # trained without dropout; every task starts from it (the command line's --d-model and so on).
@@ -39,14 +45,15 @@ class Training:
     seeds, scale 1 with warmup 100 took a median 400 steps, scale 2 with warmup 200 800
     (benchmarks/README.md). The README's "Train" section says how the others were chosen.
     """
-    steps: int = 3000                       # at most this many
-    batch_size: int = 64                    # sequences per step
-    lr_scale: float = 1.0                   # scale of the paper's warmup schedule (optim.WarmupSchedule)
-    warmup: int = 100                       # steps of linear warmup
-    eval_every: int = 100                   # steps between held-out evaluations; 0 = only at the end
-    target_accuracy: float | None = 0.99    # stop once held-out exact match reaches this; None: never
-    clip_norm: float | None = None          # clip the gradients' joint norm to this
-    label_smoothing: float = 0.0
+    steps: int = option(3000, "--steps", "at most this many steps")
+    batch_size: int = option(64, "--batch-size", "sequences per step")
+    lr_scale: float = option(1.0, "--lr-scale", "scale of the warmup learning-rate schedule")   # optim.WarmupSchedule
+    warmup: int = option(100, "--warmup", "steps of linear learning-rate warmup")
+    eval_every: int = option(100, "--eval-every", "steps between held-out evaluations (0 = only at the end)")
+    target_accuracy: float | None = option(0.99, "--target-accuracy",     # None: never stop early
+                                           "stop once held-out exact match reaches this")
+    clip_norm: float | None = option(None, "--clip-norm", "clip the gradients' joint norm to this")
+    label_smoothing: float = option(0.0, "--label-smoothing", "label smoothing of the cross-entropy")
 
     def __post_init__(self):
         for name in ("steps", "batch_size", "warmup"):
@@ -74,18 +81,43 @@ def check_option(task, field, low, high=None):
         raise ValueError(f"{task.name}: {field} must be an integer {expected}, got {value!r}")
 
 
-class Task:
-    """The base of every task: what the training loop and the command line ask of one."""
+class Task(abc.ABC):
+    """The base of every task: what the training loop (train.py) and the command line (cli/train.py) ask
+    of one. A task writes the abstract methods and sets name and model_class; the rest has defaults."""
 
-    name = None                  # "copy", "reverse", "addition", "text", "mlm" or "classify"
+    name = None                  # "copy", "reverse", "addition", "text", "mlm", "classify" or "translate"
     model_class = None           # nn.Transformer, nn.GPT or nn.BERT
     exact = True                 # evaluate gives held-out exact match (else the held-out loss)
     model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE)
     training = Training()
 
+    @abc.abstractmethod
     def room(self):
         """What a config needs for this task: {"vocab_size": ..., "max_len": ...} (and n_classes)."""
-        raise NotImplementedError
+
+    @abc.abstractmethod
+    def describe(self):
+        """The task's data in a few words, for the command line's first line ("10 symbols, length 10")."""
+
+    @abc.abstractmethod
+    def batch(self, batch_size, rng):
+        """batch_size fresh training examples drawn from rng: a Batch, LMBatch, ... (batches.py) for loss."""
+
+    @abc.abstractmethod
+    def loss(self, model, batch, label_smoothing=0.0):
+        """The training loss of model on batch: a scalar Tensor, recorded on the Tape around it."""
+
+    @abc.abstractmethod
+    def evaluate(self, model):
+        """The held-out measure: exact match in [0, 1] if exact, else the held-out loss (a float)."""
+
+    @abc.abstractmethod
+    def show(self, model, n=3):
+        """Lines of text showing the model at work on n held-out examples."""
+
+    @abc.abstractmethod
+    def plot_example(self):
+        """(the model's inputs, key labels, query labels) of one held-out example, for an attention map."""
 
     def config(self, **changes):
         """The classroom model for this task, a TransformerConfig; changes override (d_model=32, ...)."""
@@ -108,6 +140,10 @@ class Task:
 
     def held_out_measures(self, held_out_loss):
         """Other measures of a held-out loss, by name, for the report and --json (text: per character)."""
+        return {}
+
+    def model_measures(self, model):
+        """Other measures of the trained model, by name, for --json (translate: BLEU, chrF, examples)."""
         return {}
 
 

@@ -13,7 +13,7 @@ Two texts (`load_text`):
 The first 90% of the text is for training and the last 10% is held out: never
 trained on, it measures how well the model predicts text it has not seen. The
 tokenizer (tokenizer/) is "char" (the text's distinct characters) or "bpe"
-(byte-level BPE of vocab_size ids, trained on the training part only). Model
+(byte-level BPE of bpe_size ids, trained on the training part only). Model
 ids: PAD, BOS, EOS = 0, 1, 2 (vocabulary.py), then the tokenizer's ids from 3.
 
 Losses per token do not compare across tokenizers (a BPE token holds several
@@ -33,12 +33,13 @@ from ..decode import sample
 from ..tokenizer import BPE, CharTokenizer
 from ..vocabulary import N_SPECIAL
 from .batches import LMBatch
+from .options import option
 from .task import GPT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
 TEXTS = ("story", "python-docs")
 TOKENIZERS = ("char", "bpe")
-BPE_VOCAB_SIZE = 512                # the default of tokenizer="bpe": 256 bytes and 256 merges
+BPE_SIZE = 512                      # the default of tokenizer="bpe": 256 bytes and 256 merges
 
 
 def load_text(name="story"):
@@ -59,25 +60,27 @@ def describe_text(name):
 
 
 class TextCorpus:
-    """A text as model ids: a training part (the first 1 - held_out of its characters) and a held-out part.
+    """A text as model ids: a training part (the first 1 - held_out_share of its characters) and a held-out part.
 
     tokenizer: "char" (the whole text's characters: an id for every character the
     held-out part holds) or "bpe" (merges learned from the training part only).
     """
 
-    def __init__(self, text=None, held_out=0.1, tokenizer="char", vocab_size=None):
+    def __init__(self, text=None, held_out_share=0.1, tokenizer="char", bpe_size=None):
         self.text = load_text() if text is None else text
-        if not 0 < held_out < 1:
-            raise ValueError(f"TextCorpus: held_out must be a share between 0 and 1, got {held_out}")
+        if not 0 < held_out_share < 1:
+            raise ValueError(f"TextCorpus: held_out_share must be between 0 and 1, got {held_out_share}")
         if tokenizer not in TOKENIZERS:
             raise ValueError(f"TextCorpus: tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
-        if tokenizer == "char" and vocab_size is not None:
-            raise ValueError(f"TextCorpus: vocab_size is for tokenizer='bpe' (a character vocabulary is the "
-                             f"text's characters), got vocab_size={vocab_size}")
-        cut = int(round(len(self.text) * (1 - held_out)))
+        if tokenizer == "char" and bpe_size is not None:
+            raise ValueError(f"TextCorpus: bpe_size is for tokenizer='bpe' (a character vocabulary is the "
+                             f"text's characters), got bpe_size={bpe_size}")
+        if bpe_size is not None and bpe_size < 256:
+            raise ValueError(f"TextCorpus: bpe_size must be at least 256 (the byte values), got {bpe_size}")
+        cut = int(round(len(self.text) * (1 - held_out_share)))
         train_text, held_out_text = self.text[:cut], self.text[cut:]
         self.tokenizer = CharTokenizer.train(self.text) if tokenizer == "char" else \
-            BPE.train(train_text, BPE_VOCAB_SIZE if vocab_size is None else vocab_size)
+            BPE.train(train_text, BPE_SIZE if bpe_size is None else bpe_size)
         self.train_ids, self.held_out_ids = self.encode(train_text), self.encode(held_out_text)
 
     @property
@@ -115,8 +118,8 @@ class TextCorpus:
 class CharCorpus(TextCorpus):
     """A TextCorpus with characters as tokens: id N_SPECIAL + i is alphabet[i]."""
 
-    def __init__(self, text=None, held_out=0.1):
-        super().__init__(text, held_out, tokenizer="char")
+    def __init__(self, text=None, held_out_share=0.1):
+        super().__init__(text, held_out_share, tokenizer="char")
 
     @property
     def alphabet(self):
@@ -126,11 +129,14 @@ class CharCorpus(TextCorpus):
 @dataclasses.dataclass
 class TextTask(Task):
     """Next-token prediction on a text for GPT, by characters or BPE tokens; evaluated by the held-out loss."""
-    seq_len: int = 32                       # tokens of context
-    text_name: str = "story"                # "story" or "python-docs" (load_text)
-    tokenizer: str = "char"                 # "char" or "bpe"
-    vocab_size: int | None = None           # bpe: 256 bytes + merges (None: BPE_VOCAB_SIZE); char: None
-    corpus: TextCorpus | None = None        # a corpus of your own, instead of text_name, tokenizer and vocab_size
+    seq_len: int = option(32, "--seq-len", "tokens per sequence (the context GPT sees)")
+    text_name: str = option("story", "--text", "the story (the package's, 6 KB) or python-docs (Python's "
+                            "language reference, 465 KB)", choices=TEXTS)                       # load_text
+    tokenizer: str = option("char", "--tokenizer", "characters (char) or byte-level BPE (bpe) as tokens",
+                            choices=TOKENIZERS)
+    bpe_size: int | None = option(None, "--bpe-size", "ids of the BPE (--tokenizer bpe): 256 bytes and the "
+                                  f"merges (default {BPE_SIZE})")                              # char: None
+    corpus: TextCorpus | None = None        # a corpus of your own, instead of text_name, tokenizer and bpe_size
 
     name, model_class, model_style, exact = "text", nn.GPT, GPT_STYLE, False
     # in a 600-step run on the story the held-out loss was lowest at step 300 and rose after it: the
@@ -141,18 +147,18 @@ class TextTask(Task):
         if self.corpus is None:
             if self.text_name not in TEXTS:
                 raise ValueError(f"text: text_name must be one of {TEXTS}, got {self.text_name!r}")
-            self.corpus = TextCorpus(load_text(self.text_name), tokenizer=self.tokenizer, vocab_size=self.vocab_size)
-        elif (self.text_name, self.tokenizer, self.vocab_size) != ("story", "char", None):
-            raise ValueError("text: give either a corpus or text_name, tokenizer and vocab_size, not both")
+            self.corpus = TextCorpus(load_text(self.text_name), tokenizer=self.tokenizer, bpe_size=self.bpe_size)
+        elif (self.text_name, self.tokenizer, self.bpe_size) != ("story", "char", None):
+            raise ValueError("text: give either a corpus or text_name, tokenizer and bpe_size, not both")
         # the held-out part must hold at least one window and its next token; show() prompts with half a window
         check_option(self, "seq_len", 2, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
-        self.eval_set = self.corpus.held_out_batch(self.seq_len)
-        self.eval_characters = self.corpus.characters(self.eval_set.targets)
+        self.held_out = self.corpus.held_out_batch(self.seq_len)
+        self.held_out_characters = self.corpus.characters(self.held_out.targets)
 
     @property
     def characters_per_token(self):
         """Characters per held-out target token: 1 for characters, about 2 to 3 for BPE."""
-        return self.eval_characters / self.eval_set.targets.size
+        return self.held_out_characters / self.held_out.targets.size
 
     def nats_per_character(self, loss_per_token):
         """A held-out loss per token as nats per character: the total over the held-out targets,
@@ -178,7 +184,7 @@ class TextTask(Task):
     loss = staticmethod(language_model_loss)
 
     def evaluate(self, model):
-        return held_out_loss(model, *self.eval_set)
+        return held_out_loss(model, *self.held_out)
 
     def show(self, model, n=3, seed=0, n_chars=200):
         """n samples of about n_chars characters after the start of the held-out part (temperature 0.8)."""
@@ -190,7 +196,7 @@ class TextTask(Task):
         return lines
 
     def plot_example(self):
-        ids = self.eval_set.ids[:1, :32]                                      # (1, up to 32)
+        ids = self.held_out.ids[:1, :32]                                      # (1, up to 32)
         names = [self.corpus.tokenizer.token_text(int(i) - N_SPECIAL) for i in ids[0]]
         return (ids,), names, names
 

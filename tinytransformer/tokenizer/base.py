@@ -58,7 +58,7 @@ class Tokenizer:
         Byte-level ids can cut a character in two (a model may generate any ids):
         bytes that are not valid UTF-8 become U+FFFD, the replacement character.
         """
-        ids = check_ids(ids, self.vocab_size, f"{type(self).__name__}.decode")
+        ids = as_id_list(ids, self.vocab_size, f"{type(self).__name__}.decode")
         kept = ids if include_special else [i for i in ids if i < self.n_ordinary]
         return b"".join(self.vocab[i] for i in kept).decode("utf-8", errors="replace")
 
@@ -125,7 +125,7 @@ def check_unicode(text, who):
                          f"{error.start}, which is not a Unicode character") from None
 
 
-def check_ids(ids, vocab_size, who):
+def as_id_list(ids, vocab_size, who):
     """ids (a list, tuple or 1-D integer array) as a list of int, each in [0, vocab_size)."""
     if isinstance(ids, np.ndarray):
         if ids.ndim != 1 or ids.dtype.kind not in "iu":

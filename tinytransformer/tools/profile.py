@@ -38,7 +38,7 @@ class ProfilingTape(Tape):
 def profile_steps(model, batch, optimizer, loss_fn, steps=20):
     """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step).
 
-    loss_fn(model, batch) -> scalar Tensor: any task's loss (tasks.py's task.loss).
+    loss_fn(model, batch) -> scalar Tensor: any task's loss (tasks/task.py: Task.loss).
     """
     totals = {}
     start = time.perf_counter()

@@ -1,0 +1,87 @@
+"""cli/translate.py: `python -m tinytransformer translate`, on a model `train --task translate` saved."""
+import io
+import json
+
+import pytest
+
+from tinytransformer.__main__ import main
+from tinytransformer.tasks.translation import TranslationTask
+
+SMALL = ["--d-model", "32", "--d-ff", "64", "--layers", "1", "--steps", "150", "--eval-every", "0"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A small translate model trained and saved by the command line, with its --json report."""
+    folder = tmp_path_factory.mktemp("translate")
+    model, report = folder / "model.npz", folder / "run.json"
+    status = main(["train", "--task", "translate", *SMALL, "--save", str(model), "--json", str(report)])
+    assert status == 1                                         # 150 steps are far from the target
+    return model, json.loads(report.read_text())
+
+
+def test_json_holds_bleu_chrf_exact_match_and_examples(trained):
+    _, report = trained
+    assert 0 < report["bleu"] < 100 and 0 < report["chrf"] < 100 and 0 <= report["exact_match"] < 1
+    assert set(report["compositional_bleu"]) == {"unseen adjective-noun pair", "unseen number",
+                                                 "negation after dass/weil"}
+    held_out = TranslationTask(n_compositional=1).held_out
+    for example, source, reference in zip(report["examples"], held_out.english, held_out.german):
+        assert example["source"] == source and example["reference"] == reference
+
+
+def test_translate_gives_the_training_reports_output(trained, capsys):
+    model, report = trained
+    capsys.readouterr()
+    examples = report["examples"][:3]
+    assert main(["translate", "--load", str(model), *(e["source"] for e in examples)]) == 0
+    assert capsys.readouterr().out.splitlines() == [e["output"] for e in examples]
+
+
+def test_translate_reads_standard_input_and_beam_search(trained, capsys, monkeypatch):
+    model, report = trained
+    sources = [e["source"] for e in report["examples"][:2]]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(sources) + "\n"))
+    capsys.readouterr()
+    assert main(["translate", "--load", str(model)]) == 0
+    assert capsys.readouterr().out.splitlines() == [e["output"] for e in report["examples"][:2]]
+    assert main(["translate", "--load", str(model), "--beam", "1", sources[0]]) == 0      # width 1 is greedy
+    assert capsys.readouterr().out.splitlines() == [report["examples"][0]["output"]]
+    assert main(["translate", "--load", str(model), "--beam", "3", *sources]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--beam", "0", "The dog sleeps."], "--beam must be a width >= 1 (1 is greedy), got 0"),
+    (["The purple dog sleeps."], "sentence 1: 'purple' is not in the vocabulary; it knows 105 English words"),
+    (["The dog sleeps.", ""], "sentence 2: the sentence is empty"),
+])
+def test_bad_input_gets_one_line_before_any_work(arguments, message, tmp_path, capsys):
+    missing = tmp_path / "never-read.npz"                        # never opened: the sentences fail first
+    assert main(["translate", "--load", str(missing), *arguments]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_checkpoint_of_another_task_or_none_gets_one_line(tmp_path, capsys):
+    other = tmp_path / "reverse.npz"
+    main(["train", "--task", "reverse", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+          "--steps", "2", "--eval-every", "0", "--save", str(other)])
+    capsys.readouterr()
+    assert main(["translate", "--load", str(other), "The dog sleeps."]) == 2
+    err = capsys.readouterr().err
+    assert "a Transformer with vocab_size 13 and max_len 11 is not a model of the translate task's generated " \
+        "pairs" in err
+    assert len(err.strip().splitlines()) == 1
+    assert main(["translate", "--load", str(tmp_path / "missing.npz"), "The dog sleeps."]) == 2
+    assert "no checkpoint file at" in capsys.readouterr().err
+
+
+def test_a_sentence_longer_than_the_model_reads_gets_one_line(trained, capsys):
+    model, _ = trained
+    capsys.readouterr()
+    assert main(["translate", "--load", str(model), "the dog sees the cat and " * 6 + "the dog"]) == 2
+    err = capsys.readouterr().err
+    assert "'and' is not in the vocabulary" in err                     # the words are checked first
+    assert main(["translate", "--load", str(model), "The old dog sees the old cat " * 4]) == 2
+    assert "a sentence of 28 words is longer than the model reads (max_len 27)" in capsys.readouterr().err

@@ -1,0 +1,201 @@
+"""BERT's two tasks on the corpus of masked_lm.py: mlm, masked-LM pretraining, and classify, copy or reverse?
+
+mlm corrupts the corpus by BERT's rule and is evaluated by the held-out loss;
+with sentence_objective [CLS] also learns sentence_order.py's question.
+classify fine-tunes on a few labelled sequences and answers through one of two
+readouts: "cls", a new head on [CLS] (BERT's); or "cloze", the masked-LM head
+asked to fill y's first symbol (cloze.py).
+"""
+import dataclasses
+
+import numpy as np
+
+from .. import functional as F, nn
+from ..checkpoint import load_checkpoint
+from ..nn import inference
+from ..vocabulary import PAD
+from .batches import LabelledBatch
+from .cloze import cloze_logits
+from .masked_lm import make_sequences, pretraining_batch, token_names, vocab_size
+from .options import option
+from .sentence_order import masked_lm_and_order_loss, sentence_pair_batch
+from .task import BERT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
+
+
+def min_half(k_max, variable_length):
+    """The shortest half of mlm/classify's sequences: k_max (every half as long), or 3 with variable_length.
+
+    With halves of one length, the middle of every sequence is at the same position; with variable
+    lengths it moves, and the model must find it before it can compare the halves. The classroom
+    model does not learn that in the default steps: its masked-LM loss stays above what knowing only
+    which symbols the other half holds gives, and [CLS] stays near chance (README, "Train a
+    Transformer, a GPT or a BERT").
+    """
+    return min(3, k_max) if variable_length else k_max
+
+
+def describe_halves(task):
+    """ "8 symbols, halves of 6": mlm's and classify's sequences in a few words."""
+    halves = f"{task.k_min} to {task.k_max}" if task.variable_length else f"{task.k_max}"
+    return f"{task.n_symbols} symbols, halves of {halves}"
+
+
+def check_halves(task):
+    """Halves of at least 2 symbols (a copy and a reverse must differ), over at least 2 symbols."""
+    check_option(task, "k_max", 2)
+    check_option(task, "n_symbols", 2)
+    check_option(task, "n_held_out", 1)
+
+
+@dataclasses.dataclass
+class MaskedLMTask(Task):
+    """Masked-LM pretraining of BERT on the corpus; evaluated by the loss on a fixed corrupted held-out set."""
+    k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
+    n_symbols: int = option(8, "--symbols", "distinct symbols")
+    variable_length: bool = option(False, "--variable-length", "halves of 3..k-max symbols, padded with PAD")
+    p: float = 0.15                  # the share of symbol positions chosen for corruption
+    sentence_objective: bool = option(False, "--sentence-objective", "also train [CLS] to tell a second half "
+                                      "in the corpus's order (copy or reverse) from one shuffled, BERT's second "
+                                      "pretraining task adapted to this corpus")
+    n_held_out: int = 1000           # held-out sequences
+    seed: int = 0                    # seed of the held-out sequences
+
+    name, model_class, model_style, exact = "mlm", nn.BERT, BERT_STYLE, False
+    training = Training(steps=600, target_accuracy=None)
+
+    def __post_init__(self):
+        check_halves(self)
+        if not 0 < self.p <= 1:
+            raise ValueError(f"mlm: p (the share of symbols chosen) must be in (0, 1], got {self.p!r}")
+        if self.sentence_objective and self.k_max < 3:
+            raise ValueError(f"mlm: the sentence objective needs halves of at least 3 symbols (with 2, every "
+                             f"order of x is x or its reverse), got k_max={self.k_max}")
+        self.k_min = min_half(self.k_max, self.variable_length)
+        self.held_out = pretraining_batch(self.n_held_out, self.k_max, self.n_symbols, self.seed, self.p,
+                                          self.k_min)
+
+    def room(self):
+        room = dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.k_max)
+        return {**room, "n_classes": 2} if self.sentence_objective else room
+
+    def describe(self):
+        return describe_halves(self) + ("; [CLS]: in order or shuffled?" if self.sentence_objective else "")
+
+    def batch(self, batch_size, rng):
+        make = sentence_pair_batch if self.sentence_objective else pretraining_batch
+        return make(batch_size, self.k_max, self.n_symbols, rng, self.p, self.k_min)
+
+    def loss(self, model, batch, label_smoothing=0.0):
+        if self.sentence_objective:
+            return masked_lm_and_order_loss(model, batch, label_smoothing)
+        return language_model_loss(model, batch, label_smoothing)
+
+    def evaluate(self, model):
+        """The masked-LM loss on held-out corpus sequences (none shuffled), with or without the sentence objective."""
+        return held_out_loss(model, *self.held_out)
+
+    def show(self, model, n=3):
+        """n held-out corrupted sequences and the model's guess at each chosen position."""
+        ids, targets = (rows[:n] for rows in self.held_out)
+        with inference(model, "MaskedLMTask.show"):
+            guess = model(ids).data.argmax(axis=-1)                           # (n, T)
+        lines = ["held-out sequences: what the model reads, and at the chosen positions the original / its guess"]
+        for row, target, g in zip(ids, targets, guess):
+            chosen = target != PAD
+            lines += ["  reads    " + " ".join(token_names(row)),
+                      "  answers  " + " ".join(f"{o}/{p}" if c else "." for o, p, c in
+                                               zip(token_names(target), token_names(g), chosen)), ""]
+        return lines
+
+    def plot_example(self):
+        ids = self.held_out.ids[:1]                                           # (1, T)
+        return (ids,), token_names(ids[0]), token_names(ids[0])
+
+
+@dataclasses.dataclass
+class ClassifyTask(Task):
+    """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, evaluated by the
+    exact match (accuracy) on n_held_out others. readout: "cloze" (the masked-LM head fills y's first
+    symbol) or "cls" (a new head on [CLS])."""
+    k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
+    n_symbols: int = option(8, "--symbols", "distinct symbols")
+    n_labelled: int = option(256, "--labelled", "labelled training sequences")
+    variable_length: bool = option(False, "--variable-length", "halves of 3..k-max symbols, padded with PAD")
+    readout: str = option("cloze", "--readout", "how BERT answers: cloze (its masked-LM head fills y's first "
+                          "symbol, hidden by [MASK]: x's first means copy, x's last reverse) or cls (a new head "
+                          "on [CLS], as BERT fine-tunes)")
+    pretrained: str | None = option(None, "--pretrained", "start from this masked-LM checkpoint "
+                                    "(train --task mlm --save PATH)", metavar="PATH")
+    n_held_out: int = 1000           # held-out sequences
+    seed: int = 0                    # seed of the labelled and the held-out sequences
+
+    name, model_class, model_style = "classify", nn.BERT, BERT_STYLE
+    training = Training(steps=300, eval_every=50, lr_scale=0.3)
+    READOUTS = ("cloze", "cls")
+
+    def __post_init__(self):
+        check_halves(self)
+        check_option(self, "n_labelled", 1)
+        if self.readout not in self.READOUTS:
+            raise ValueError(f"classify: readout must be one of {', '.join(self.READOUTS)}, got {self.readout!r}")
+        self.k_min = min_half(self.k_max, self.variable_length)
+        labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
+        self.held_out = make_sequences(self.n_held_out, self.k_max, self.n_symbols,
+                                       np.random.default_rng(eval_seed), self.k_min)
+        drawn = make_sequences(self.n_labelled, self.k_max, self.n_symbols, np.random.default_rng(labelled_seed),
+                               self.k_min)
+        held_out_rows = {row.tobytes() for row in self.held_out.ids}
+        fresh = np.array([row.tobytes() not in held_out_rows for row in drawn.ids], dtype=bool)   # (n_labelled,)
+        if not fresh.any():
+            raise ValueError(f"ClassifyTask: every one of the {self.n_labelled} labelled sequences is held out; "
+                             "give more symbols, longer sequences or a smaller n_held_out")
+        self.labelled = LabelledBatch(drawn.ids[fresh], drawn.labels[fresh])   # none of them held out
+
+    def room(self):
+        """The cls readout needs a 2-class [CLS] head; the cloze readout none (it reads the masked-LM head)."""
+        return dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.k_max,
+                    n_classes=2 if self.readout == "cls" else None)
+
+    def describe(self):
+        return describe_halves(self) + f"; {self.readout} readout"
+
+    def new_model(self, config, rng):
+        """A fresh BERT on config; with `pretrained`, the checkpoint's BERT with config's dropout (its sizes
+        are the checkpoint's) and, for the cls readout, a new [CLS] head drawn from rng."""
+        if self.pretrained is None:
+            return super().new_model(config, rng)
+        pretrained = load_checkpoint(self.pretrained)
+        if not isinstance(pretrained, nn.BERT):
+            raise ValueError(f"classify: --pretrained needs a BERT checkpoint (train --task mlm --save), "
+                             f"got a {type(pretrained).__name__}")
+        model = nn.classifier_from(pretrained, self.room()["n_classes"], rng=rng, dropout=config.dropout)
+        self.check(model.config)
+        return model
+
+    def batch(self, batch_size, rng):
+        rows = rng.integers(0, len(self.labelled.labels), size=batch_size)   # (B,) with replacement
+        return LabelledBatch(self.labelled.ids[rows], self.labelled.labels[rows])
+
+    def logits(self, model, ids):
+        """ids (B, T) -> (B, 2) logits of copy and reverse, by the task's readout."""
+        return cloze_logits(model, ids) if self.readout == "cloze" else model.classify(ids)
+
+    def loss(self, model, batch, label_smoothing=0.0):
+        return F.cross_entropy(self.logits(model, batch.ids), batch.labels, label_smoothing=label_smoothing)
+
+    def predict(self, model, ids):
+        """ids (B, T) -> (B,) 0 = copy, 1 = reverse, in eval mode and outside any Tape."""
+        with inference(model, "ClassifyTask.predict"):
+            return self.logits(model, ids).data.argmax(axis=-1)
+
+    def evaluate(self, model):
+        return float((self.predict(model, self.held_out.ids) == self.held_out.labels).mean())
+
+    def show(self, model, n=3):
+        ids, labels = (rows[:n] for rows in self.held_out)
+        answer = ("copy", "reverse")
+        return ["held-out sequences: copy or reverse?"] + [
+            f"  {' '.join(token_names(row)):<40} {answer[label]:<8} predicted {answer[guess]}"
+            for row, label, guess in zip(ids, labels, self.predict(model, ids))]
+
+    plot_example = MaskedLMTask.plot_example        # the first held-out sequence, read the same way

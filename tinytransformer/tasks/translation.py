@@ -1,0 +1,360 @@
+"""translate: English to German for the encoder-decoder, on sentences drawn from german.py's grammar.
+
+    The old dog does not see the small cat.   ->  Der alte Hund sieht die kleine Katze nicht.
+    The man says that the children have forty-two books.
+                                              ->  Der Mann sagt, dass die Kinder zweiundvierzig Bücher haben.
+
+Everything is generated here, offline and from a seed: draw_sentence picks what
+a sentence says (a Sentence of german.py) and german.py writes it in both
+languages. The English is read word by word (lower case, "forty-two" as two
+words); the German is written in german.py's pieces.
+
+One vocabulary for both languages (the paper's choice too: one BPE vocabulary
+for English and German): the Transformer has one embedding table, which reads
+the source, reads the target and (tied) writes the output. Its ids: PAD, BOS,
+EOS, the English words, then the German pieces.
+
+Two held-out sets, drawn once from split_seed, that training never sees:
+- held_out: sentences drawn as training draws them; training skips any sentence
+  that is one of them. It measures translating new sentences of known kinds.
+- compositional: sentences with something training never shows, three kinds:
+  an adjective with a noun it never qualifies in training (UNSEEN_PAIRS), a
+  number never seen (UNSEEN_NUMBERS), and negation inside a dass/weil clause
+  (training negates main clauses only). It measures whether the model combines
+  what it learnt.
+Measured by BLEU and chrF (metrics.py) on the German text, and exact match.
+
+pairs="ding" trains on real sentences instead: those of Debian's Ding dictionary
+where it is installed (ding.py), as BPE tokens, with a held-out set and no
+compositional one.
+"""
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import nn
+from ..decode import beam_search, greedy
+from ..metrics import bleu, chrf
+from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
+from . import ding, german
+from .batches import Batch
+from .sequences import transformer_loss
+from .options import option
+from .task import Task, Training, check_option, exact_match
+
+# Training never shows these; the compositional held-out set asks for them.
+UNSEEN_PAIRS = (("red", "dog"), ("young", "cat"), ("old", "book"), ("big", "bird"), ("black", "car"))
+UNSEEN_NUMBERS = (37, 58, 64, 83, 91)
+COMPOSITIONAL_KINDS = ("unseen adjective-noun pair", "unseen number", "negation after dass/weil")
+MAX_TOKENS = 26          # the longest sentence draw_sentence can make, in words or pieces (a test checks it)
+SPECIAL_NAMES = {PAD: "<pad>", BOS: "<s>", EOS: "</s>"}
+PAIRS = ("generated", "ding")     # the grammar's sentences, or the Ding dictionary's (ding.py)
+
+
+def draw_number(rng):
+    """A number training may see: 2..99 but UNSEEN_NUMBERS."""
+    while True:
+        number = int(rng.choice(german.NUMBERS))
+        if number not in UNSEEN_NUMBERS:
+            return number
+
+
+def draw_noun_phrase(rng, nouns, number_allowed=True):
+    """A NounPhrase of one of nouns: singular with "the" or "a", or plural with "the", no article or a
+    number; an adjective a third of the time, never one of UNSEEN_PAIRS."""
+    noun, number, adjective = str(rng.choice(nouns)), None, None
+    plural = rng.random() < 0.35
+    if plural:
+        kind = rng.choice(3 if number_allowed else 2)              # the, no article, a number
+        article = "the" if kind == 0 else None
+        number = draw_number(rng) if kind == 2 else None
+    else:
+        article = "a" if rng.random() < 0.3 else "the"
+    if rng.random() < 1 / 3:
+        adjective = str(rng.choice(list(german.ADJECTIVES)))
+        adjective = None if (adjective, noun) in UNSEEN_PAIRS else adjective
+    return german.NounPhrase(noun, plural, article, number, adjective)
+
+
+def draw_clause(rng, subordinate=False, kinds=("intransitive", "transitive", "ditransitive", "with"),
+                subject_nouns=german.ANIMATE, may_negate=True, numbers=True):
+    """A Clause: a subject, a verb of one of kinds, what that verb needs, negated a quarter of the time
+    (if may_negate), an adverb first a fifth of the time (main clauses). At most one number in it (none
+    if not numbers), and none in a negated object."""
+    kind = str(rng.choice(kinds))
+    table = {"intransitive": german.INTRANSITIVE, "transitive": german.TRANSITIVE, "say": german.SAYING,
+             "ditransitive": german.DITRANSITIVE, "with": german.WITH}[kind]
+    verb = str(rng.choice(list(table)))
+    negated = may_negate and rng.random() < 0.25
+    subject = draw_noun_phrase(rng, subject_nouns, numbers)
+    numbers = numbers and subject.number is None
+    obj = receiver = None
+    if kind in ("transitive", "ditransitive", "with"):
+        obj = draw_noun_phrase(rng, list(german.NOUNS), numbers and not negated)   # no "not forty-two balls"
+        if negated and kind != "with" and obj.article != "the":
+            obj = obj._replace(negated=True)               # not a ball, not balls -> kein Ball, keine Bälle
+        numbers = numbers and obj.number is None
+    if kind == "ditransitive":
+        receiver = draw_noun_phrase(rng, german.ANIMATE, numbers)
+    adverb = str(rng.choice(list(german.ADVERBS))) if not subordinate and rng.random() < 0.2 else None
+    return german.Clause(subject, verb, obj, receiver, negated, adverb)
+
+
+def draw_sentence(rng, force=None):
+    """A Sentence: a clause alone (half the time), "someone says/knows/believes that ..." or
+    "... because ...". Training never negates the clause after that/because.
+
+    force: None (training and the held-out set), or a compositional kind (an index into
+    COMPOSITIONAL_KINDS) the sentence must show, and no other."""
+    shape = rng.choice(3, p=[0.5, 0.25, 0.25]) if force != 2 else 1 + rng.choice(2)
+    if shape == 0:
+        sentence = german.Sentence(draw_clause(rng))
+    else:
+        if shape == 1:
+            main = draw_clause(rng, kinds=("say",), subject_nouns=german.PEOPLE, may_negate=False, numbers=False)
+        else:
+            main = draw_clause(rng, kinds=("intransitive", "transitive"), numbers=False)
+        second = draw_clause(rng, subordinate=True, may_negate=force == 2)
+        while force == 2 and not second.negated:
+            second = draw_clause(rng, subordinate=True)
+        sentence = german.Sentence(main, "that" if shape == 1 else "because", second)
+    return show_unseen(sentence, rng, force)
+
+
+def show_unseen(sentence, rng, force):
+    """sentence changed to show compositional kind 0 (an unseen adjective-noun pair: as the subject of
+    its last clause, or as the object of a new transitive verb for a thing) or 1 (an unseen number: a
+    subject of that many, the clause's other numbers dropped). Kind 2 is drawn so by draw_sentence."""
+    if force not in (0, 1):
+        return sentence
+    clause = sentence.second or sentence.main
+    if force == 0:
+        adjective, noun = UNSEEN_PAIRS[rng.choice(len(UNSEEN_PAIRS))]
+        if noun in german.ANIMATE:
+            clause = clause._replace(subject=clause.subject._replace(noun=noun, adjective=adjective))
+        else:
+            clause = clause._replace(verb=str(rng.choice(list(german.TRANSITIVE))), receiver=None, negated=False,
+                                     object=german.NounPhrase(noun, adjective=adjective))
+    else:
+        subject = german.NounPhrase(clause.subject.noun, True, None, int(rng.choice(UNSEEN_NUMBERS)),
+                                    clause.subject.adjective)
+        clause = clause._replace(subject=subject, object=without_number(clause.object),
+                                 receiver=without_number(clause.receiver))
+    return sentence._replace(second=clause) if sentence.second else sentence._replace(main=clause)
+
+
+def without_number(phrase):
+    return phrase if phrase is None or phrase.number is None else phrase._replace(number=None, article="the")
+
+
+def english_tokens(text):
+    """An English sentence as the words the model reads: lower case, a final . ! or ? dropped,
+    hyphenated numbers as two words: "The dog has forty-two balls." -> [the, dog, has, forty, two, balls]."""
+    text = text.strip().lower()
+    text = text[:-1] if text[-1:] in ".!?" else text
+    return text.replace("-", " ").split()
+
+
+class Vocabulary:
+    """The shared vocabulary: PAD, BOS, EOS, the English words, the German pieces; token <-> id."""
+
+    def __init__(self):
+        english = german.english_vocabulary()
+        shared = english + [piece for piece in german.german_vocabulary() if piece not in set(english)]
+        self.tokens = [SPECIAL_NAMES[i] for i in range(N_SPECIAL)] + shared     # a word of both: one id
+        self.ids = {token: i for i, token in enumerate(self.tokens)}
+        self.english = set(english)
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def encode_english(self, text):
+        """An English sentence -> ids (T,); one clear line naming the words this vocabulary lacks."""
+        words = english_tokens(text)
+        if not words:
+            raise ValueError("translate: the sentence is empty; give an English sentence such as "
+                             "'The old dog sees the small cat.'")
+        unknown = [word for word in words if word not in self.english]
+        if unknown:
+            raise ValueError(f"translate: {', '.join(repr(w) for w in dict.fromkeys(unknown))} "
+                             f"{'is' if len(set(unknown)) == 1 else 'are'} not in the vocabulary; "
+                             f"it knows {len(self.english)} English words: {' '.join(sorted(self.english))}")
+        return np.array([self.ids[word] for word in words], dtype=np.int64)
+
+    def german_ids(self, pieces):
+        return np.array([self.ids[piece] for piece in pieces], dtype=np.int64)
+
+    def token_name(self, i):
+        return self.tokens[int(i)]
+
+    def german_text(self, ids):
+        """Decoded ids (up to EOS, PAD ignored) -> a German sentence; an English word the model
+        wrote by mistake stays as it is."""
+        pieces = []
+        for i in ids:
+            if i == EOS:
+                break
+            if i >= N_SPECIAL:
+                pieces.append(self.tokens[i])
+        return german.german_text(pieces)
+
+
+VOCABULARY = Vocabulary()
+ROOM = dict(vocab_size=len(VOCABULARY), max_len=MAX_TOKENS + 1)         # + 1: BOS or EOS
+
+
+class Pairs(NamedTuple):
+    """Sentences in both languages, as text and as a padded Batch."""
+    english: list
+    german: list
+    batch: Batch
+
+
+def as_pairs(sentences):
+    """Sentences (german.Sentence) -> Pairs; src (B, T_src), tgt_in and tgt_out (B, T_tgt + 1), PAD after."""
+    english, german_texts, src_rows, tgt_rows = [], [], [], []
+    for sentence in sentences:
+        pieces = german.german_pieces(sentence)
+        english.append(german.english_text(german.english_words(sentence)))
+        german_texts.append(german.german_text(pieces))
+        src_rows.append(VOCABULARY.encode_english(english[-1]))
+        tgt_rows.append(VOCABULARY.german_ids(pieces))
+        if max(len(src_rows[-1]), len(pieces)) > MAX_TOKENS:          # a bug of the grammar, never the user's
+            raise ValueError(f"translate: a sentence of {max(len(src_rows[-1]), len(pieces))} tokens is "
+                             f"longer than MAX_TOKENS={MAX_TOKENS}: {english[-1]}")
+    return pairs_of(english, german_texts, src_rows, tgt_rows)
+
+
+def pairs_of(english, german_texts, src_rows, tgt_rows):
+    """Texts and their ids -> Pairs; src (B, T_src), tgt_in and tgt_out (B, T_tgt + 1), PAD after."""
+    B = len(src_rows)
+    src = as_padded(src_rows)                                                      # (B, T_src)
+    T = max(map(len, tgt_rows)) + 1
+    tgt_in = np.full((B, T), PAD, dtype=np.int64)                                  # (B, T_tgt + 1)
+    tgt_out = np.full((B, T), PAD, dtype=np.int64)
+    for b, target in enumerate(tgt_rows):
+        tgt_in[b, 0], tgt_in[b, 1:len(target) + 1] = BOS, target
+        tgt_out[b, :len(target)], tgt_out[b, len(target)] = target, EOS
+    return Pairs(english, german_texts, Batch(src, tgt_in, tgt_out))
+
+
+def translate(model, sentences, beam=None, vocabulary=VOCABULARY):
+    """English sentences (strings) -> German sentences (strings), greedy or with beam search of width beam."""
+    src = as_padded([vocabulary.encode_english(sentence) for sentence in sentences])   # (B, T_src)
+    max_len = model.config.max_len
+    ids = greedy(model, src, max_len) if beam is None else beam_search(model, src, max_len, beam_width=beam)
+    return [vocabulary.german_text(row) for row in ids]
+
+
+def as_padded(rows):
+    """Rows of ids of different lengths -> one array (B, longest), PAD after each row."""
+    padded = np.full((len(rows), max(map(len, rows))), PAD, dtype=np.int64)          # (B, T)
+    for b, row in enumerate(rows):
+        padded[b, :len(row)] = row
+    return padded
+
+
+def scores(model, pairs, beam=None, vocabulary=VOCABULARY):
+    """{"bleu", "chrf", "exact_match", "outputs"} of the model on pairs (greedy, or beam search)."""
+    outputs = translate(model, pairs.english, beam, vocabulary)
+    return {"bleu": bleu(outputs, pairs.german), "chrf": chrf(outputs, pairs.german),
+            "exact_match": float(np.mean([o == g for o, g in zip(outputs, pairs.german)])), "outputs": outputs}
+
+
+@dataclasses.dataclass
+class TranslationTask(Task):
+    """English to German for the encoder-decoder Transformer; evaluated by greedy decoding of held-out sentences."""
+    n_held_out: int = 500            # held-out sentences, drawn as training draws
+    n_compositional: int = 100       # held-out sentences of each compositional kind
+    split_seed: int = 0              # both held-out sets are drawn once, from this seed
+    pairs: str = option("generated", "--pairs", "the grammar's sentences (generated) or the Ding dictionary's real "
+                        "ones (ding, read from Debian's trans-de-en where it is installed)", choices=PAIRS)
+
+    name, model_class = "translate", nn.Transformer
+    training = Training(steps=3000, eval_every=100, target_accuracy=0.9)
+
+    def __post_init__(self):
+        check_option(self, "n_held_out", 1)
+        check_option(self, "n_compositional", 1)
+        if self.pairs not in PAIRS:
+            raise ValueError(f"translate: pairs must be one of {PAIRS}, got {self.pairs!r}")
+        held_out_rng, compositional_rng = np.random.default_rng(self.split_seed).spawn(2)
+        if self.pairs == "ding":
+            self.corpus = ding.DingCorpus(self.n_held_out, held_out_rng)
+            self.vocabulary, self.compositional = self.corpus.vocabulary, {}
+            self.held_out = pairs_of(*self.corpus.held_out)
+            self.held_out_batch = self.held_out.batch
+            return
+        self.vocabulary = VOCABULARY
+        sentences = {}                        # English text -> Sentence, so that no sentence is there twice
+        while len(sentences) < self.n_held_out:
+            sentence = draw_sentence(held_out_rng)
+            sentences.setdefault(german.english_text(german.english_words(sentence)), sentence)
+        self.held_out = as_pairs(list(sentences.values()))
+        self.held_out_english = set(self.held_out.english)
+        self.compositional = {kind: as_pairs([draw_sentence(compositional_rng, k)
+                                              for _ in range(self.n_compositional)])
+                              for k, kind in enumerate(COMPOSITIONAL_KINDS)}
+        self.held_out_batch = self.held_out.batch
+
+    def room(self):
+        if self.pairs == "ding":
+            return dict(vocab_size=len(self.vocabulary), max_len=self.corpus.max_tokens + 1)
+        return dict(ROOM)
+
+    def describe(self):
+        if self.pairs == "ding":
+            return (f"English to German, {len(self.corpus.training[0])} sentence pairs of Debian's Ding dictionary "
+                    f"to train on, BPE of {len(self.vocabulary)} tokens shared, {self.n_held_out} held out")
+        return (f"English to German, {len(VOCABULARY)} tokens shared, {self.n_held_out} held-out sentences "
+                f"and {self.n_compositional} of each of {len(COMPOSITIONAL_KINDS)} compositional kinds")
+
+    def batch(self, batch_size, rng):
+        if self.pairs == "ding":
+            chosen = rng.integers(len(self.corpus.training[0]), size=batch_size)     # (B,) training pairs
+            return pairs_of(*([part[i] for i in chosen] for part in self.corpus.training)).batch
+        sentences = []
+        while len(sentences) < batch_size:
+            sentence = draw_sentence(rng)
+            if german.english_text(german.english_words(sentence)) not in self.held_out_english:
+                sentences.append(sentence)
+        return as_pairs(sentences).batch
+
+    loss = staticmethod(transformer_loss)
+
+    def evaluate(self, model):
+        src, _, tgt_out = self.held_out_batch
+        return exact_match(greedy(model, src, max_len=tgt_out.shape[1]), tgt_out)
+
+    def model_measures(self, model, n_examples=5):
+        """What the report and --json add: held-out BLEU, chrF, exact match (greedy), examples, and the
+        compositional set's BLEU by kind."""
+        held_out = scores(model, self.held_out, vocabulary=self.vocabulary)
+        examples = [{"source": e, "reference": g, "output": o}
+                    for e, g, o in zip(self.held_out.english, self.held_out.german, held_out["outputs"])]
+        return {"bleu": held_out["bleu"], "chrf": held_out["chrf"], "exact_match": held_out["exact_match"],
+                "examples": examples[:n_examples],
+                "compositional_bleu": {kind: scores(model, pairs, vocabulary=self.vocabulary)["bleu"]
+                                       for kind, pairs in self.compositional.items()}}
+
+    def show(self, model, n=3):
+        m = self.model_measures(model, n)
+        lines = [f"held-out (greedy): BLEU {m['bleu']:.1f}, chrF {m['chrf']:.1f}, exact match {m['exact_match']:.1%}"]
+        if m["compositional_bleu"]:
+            lines.append("compositional held-out BLEU: " + ", ".join(
+                f"{kind} {value:.1f}" for kind, value in m["compositional_bleu"].items()))
+        lines.append("held-out sentences:")
+        for example in m["examples"]:
+            lines += [f"  source     {example['source']}", f"  reference  {example['reference']}",
+                      f"  output     {example['output']}", ""]
+        return lines
+
+    def plot_example(self):
+        """(the model's inputs, key labels, query labels) of one held-out sentence, for an attention map."""
+        src, tgt_in, tgt_out = (ids[:1] for ids in self.held_out_batch)
+        keep_src, keep_tgt = src[0] != PAD, tgt_out[0] != PAD
+        def name(i):
+            return SPECIAL_NAMES.get(int(i)) or self.vocabulary.token_name(i)
+        return ((src[:, keep_src], tgt_in[:, keep_tgt]), [name(i) for i in src[0][keep_src]],
+                [name(i) for i in tgt_out[0][keep_tgt]])
