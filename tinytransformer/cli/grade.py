@@ -1,5 +1,6 @@
 """`python -m tinytransformer grade SUBMISSION...`: grade a class's backward passes with this installed library."""
 import csv
+import io
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -45,7 +46,8 @@ def read_points(path, tape):
         with open(path) as f:
             points = json.load(f)
     except (OSError, ValueError) as error:
-        raise BadInput(f"--points {path}: expected a JSON file of {{op: points}}, could not read it ({error})") from None
+        raise BadInput(f"--points {path}: expected a JSON file of {{op: points}}, "
+                       f"could not read it ({error})") from None
     if not isinstance(points, dict) or not points:
         raise BadInput(f"--points {path}: expected a JSON object {{op: points}}, got {type(points).__name__}")
     unknown = [op for op in points if op not in known]
@@ -97,7 +99,6 @@ def as_json(g):
 
 
 def as_csv(graded, ops):
-    import io
     text = io.StringIO()
     writer = csv.writer(text)
     writer.writerow(["path", "score", "max_score"] + ops)

@@ -56,8 +56,8 @@ class Batch:
         for op, found in self.trials.items():
             arrays = {}
             if op == TAPE:
-                outline = [{"case": t.case, "names": list(t.arrays), "arrays": wire.encode(list(t.arrays.values()), arrays)}
-                           for t in found]
+                outline = [{"case": t.case, "names": list(t.arrays),
+                            "arrays": wire.encode(list(t.arrays.values()), arrays)} for t in found]
             else:
                 outline = [wire.encode((t.dout, t.cache), arrays) for t in found]
             wire.save(self.inputs / f"{op}.npz", outline, arrays)

@@ -164,4 +164,6 @@ def judged(op, trials, answers):
              for g in grade.inputs if not g.passed]
     if grade.problem:
         texts.append(f"{grade.problem} [{grade.case}]" + (f" at {grade.where}" if grade.where else ""))
+    if "raised NameError" in grade.problem:
+        texts.append("only the functions to write are graded: define a helper inside the function that uses it")
     return OpResult(STATUS.get(grade.status, grade.status), max(errors) if errors else None, "; ".join(texts))
