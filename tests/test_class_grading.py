@@ -224,6 +224,14 @@ def test_edits_to_the_students_own_grader_and_module_level_patches_are_not_used(
     assert graded.ops["add"].status == "fail" and graded.score == graded.max_score - 1
 
 
+def test_a_link_to_the_instructors_files_is_refused(batch, tmp_path):
+    folder = write(tmp_path / "submission", blank_files())
+    (folder / FILES["add"]).unlink()
+    (folder / FILES["add"]).symlink_to(PACKAGE / "ops" / "basic.py")
+    graded = grade_submission(folder, batch, POINTS)
+    assert graded.score == 0 and "links to a file outside the submission" in graded.problem
+
+
 def test_the_student_forward_is_not_used(batch, tmp_path):
     """layer_norm_forward changed to x * gamma + beta, with a backward that matches it: fails."""
     files = library_files()

@@ -23,6 +23,7 @@ from .isolation import MEMORY, Stopped
 from .op_grading import FAIL, NOT_WRITTEN, PASS, BackwardFailed, judge, same
 from .tape_grading import TAPE, judge_tape
 
+LARGEST = 2 ** 21                # bytes: no source file of an edition comes near
 STATUS = {PASS: "pass", FAIL: "fail", NOT_WRITTEN: "not written"}     # the grader's words -> the class's
 
 
@@ -79,7 +80,11 @@ def read_files(path):
             return read_files(zips[0])
         if root is None:
             raise BadSubmission(f"{path} is not a student edition: no tinytransformer/ops/ in it or one folder down")
-        return {name: (root / name).read_text(errors="replace") for name in wanted if (root / name).is_file()}
+        inside = [name for name in wanted if (root / name).is_file()]
+        outside = [name for name in inside if not (root / name).resolve().is_relative_to(root.resolve())]
+        if outside:                       # a link to another tree, the instructor's own files say
+            raise BadSubmission(f"{path}: {outside[0]} links to a file outside the submission")
+        return {name: (root / name).read_text(errors="replace") for name in inside}
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -88,8 +93,11 @@ def read_files(path):
             if not prefixes or prefixes[0].count("/") > 1:
                 raise BadSubmission(f"{path} holds no student edition: no tinytransformer/ops/ at its top "
                                     "or one folder down")
-            return {name: archive.read(prefixes[0] + name).decode(errors="replace") for name in wanted
-                    if prefixes[0] + name in names}
+            found = [archive.getinfo(prefixes[0] + name) for name in wanted if prefixes[0] + name in names]
+            if any(info.file_size > LARGEST for info in found):
+                raise BadSubmission(f"{path} holds a source file over {LARGEST // 2 ** 20} MiB")
+            return {info.filename.removeprefix(prefixes[0]): archive.read(info).decode(errors="replace")
+                    for info in found}
     except (zipfile.BadZipFile, OSError, EOFError) as error:
         raise BadSubmission(f"{path} is neither an edition folder nor a readable .zip ({error})") from None
 
