@@ -254,6 +254,18 @@ def test_a_tape_edition_holds_no_replay_body_anywhere(tmp_path):
     assert not [path for path, text in edition_texts(tmp_path / "tape") if body <= set(significant_lines(text))]
 
 
+def test_the_books_generated_pages_stay_out_of_an_edition(tmp_path):
+    """Building the book copies the notebooks (with their outputs) and the sources into docs/: a project whose book
+    was built must still give an edition without them."""
+    project = tmp_path / "project"
+    edition.copy_project(REPO, project)
+    for folder in ("notebooks", "code", "api", "_build"):
+        (project / "docs" / folder).mkdir(exist_ok=True)
+        (project / "docs" / folder / "copy.py").write_text((REPO / "tinytransformer" / "ops" / "softmax.py").read_text())
+    edition.build_edition(tmp_path / "edition", project=project)
+    assert not [folder for folder in ("notebooks", "code", "api", "_build") if (tmp_path / "edition" / "docs" / folder).exists()]
+
+
 def test_the_library_itself_would_be_caught_as_a_leak():
     """The check above can fail: the library's own files hold every body."""
     lines = set()

@@ -31,6 +31,9 @@ TAPE_FILE, TAPE_FUNCTION = Path("tinytransformer/tensor.py"), "Tape.backward"
 # Never copied: version control, environments, caches, build output.
 SKIPPED = {".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "_build",
            "build", "dist", ".ci"}
+# Made by building the book (docs/_ext/book.py), never committed: copies of the notebooks and the sources with their
+# outputs and backward passes, so an edition made after a book build must not carry them.
+GENERATED = {"docs/_build", "docs/notebooks", "docs/code", "docs/api"}
 # Left out of an edition, with the reason: what holds near-copies of the backward passes, and
 # what checks things only the instructor's copy has.
 LEFT_OUT = {
@@ -108,11 +111,11 @@ def build_edition(target, ops=None, tape=False, project=PROJECT):
 
 
 def copy_project(project, destination):
-    """Copy the project's files, without SKIPPED folders or LEFT_OUT files."""
+    """Copy the project's files, without SKIPPED folders, the book's GENERATED pages or LEFT_OUT files."""
     def ignore(folder, names):
         here = Path(folder).relative_to(project)
         return {name for name in names if name in SKIPPED or name.endswith(".egg-info")
-                or (here / name).as_posix() in LEFT_OUT}
+                or (here / name).as_posix() in LEFT_OUT or (here / name).as_posix() in GENERATED}
     shutil.copytree(project, destination, ignore=ignore)
 
 
