@@ -58,7 +58,7 @@ SOURCED = {
         "110": "Devlin et al. (2019), section 3: BERT-base, 110M parameters",
         "340": "Devlin et al. (2019), section 3: BERT-large, 340M parameters",
         "512": "Devlin et al. (2019), appendix A.2: sequences of at most 512 tokens",
-        "3e-4": "benchmarks/README.md, the search on seeds 10-14: BERT's linear schedule at peaks 1e-3 and 3e-4",
+        "3e-4": "benchmarks/history.md, the search on seeds 10-14: BERT's linear schedule at peaks 1e-3 and 3e-4",
         "600": "the command line's step budget for train --task mlm (its --help; MaskedLMTask.training)",
         "2021": "Schick and Schuetze (2021), PET; Gao et al. (2021), LM-BFF",
     },

@@ -1,4 +1,4 @@
-"""benchmarks/results/: the learning curve benchmarks/pretraining.py recorded, and the README and notebook 12
+"""benchmarks/results/: the learning curve benchmarks/pretraining.py recorded, and the book's transfer results page and notebook 12
 showing exactly its numbers."""
 import json
 import pathlib
@@ -41,7 +41,7 @@ def test_each_row_of_the_table_is_its_runs_summed_up(name):
 
 
 def test_the_recorded_curve_shows_where_pretraining_pays_and_where_the_gap_closes():
-    """What the README and notebook 12 say of it: with the cloze readout pretraining is at least 5 points
+    """What the transfer results page and notebook 12 say of it: with the cloze readout pretraining is at least 5 points
     ahead with 16 to 64 labelled sequences, and from 128 on within the spread of training from scratch
     (+0.011 at 128, sd 0.014); with [CLS] behind at every size."""
     table = {(row["readout"], row["labelled"]): row for row in load("curve")["table"]}
@@ -50,19 +50,19 @@ def test_the_recorded_curve_shows_where_pretraining_pays_and_where_the_gap_close
     assert all(row["gap"] < 0 for (readout, _), row in table.items() if readout == "cls")
 
 
-def test_the_readme_shows_the_recorded_tables():
-    readme = (ROOT / "README.md").read_text()
+def test_the_transfer_results_page_shows_the_recorded_tables():
+    readme = (ROOT / "docs" / "results" / "transfer.md").read_text()
     curve = {(row["readout"], row["labelled"]): row for row in load("curve")["table"]}
     for n in sorted({n for _, n in curve}):
         cloze, cls = curve["cloze", n], curve["cls", n]
         line = (f"| {n} | {cell(cloze['scratch'])} | {cell(cloze['pretrained'])} | {cell(cls['scratch'])} | "
                 f"{cell(cls['pretrained'])} |")
-        assert line in readme, f"README: no row {line!r}"
+        assert line in readme, f"docs/results/transfer.md: no row {line!r}"
     for row in load("sentence objective")["table"]:
         plain = curve[row["readout"], row["labelled"]]
         line = (f"| {row['labelled']} | {row['readout']} | {cell(plain['scratch'])} | {cell(plain['pretrained'])} | "
                 f"{cell(row['pretrained'])} |")
-        assert line in readme, f"README: no row {line!r}"
+        assert line in readme, f"docs/results/transfer.md: no row {line!r}"
 
 
 def test_notebook_12_prints_the_recorded_curve():

@@ -43,7 +43,7 @@ class Training:
 
     copy/reverse: the fewest steps to 99% held-out exact match on the classroom model: over 20
     seeds, scale 1 with warmup 100 took a median 400 steps, scale 2 with warmup 200 800
-    (benchmarks/README.md). The README's "Train" section says how the others were chosen.
+    (benchmarks/history.md). The book's training results page says how the others were chosen.
     """
     steps: int = option(3000, "--steps", "at most this many steps")
     batch_size: int = option(64, "--batch-size", "sequences per step")
