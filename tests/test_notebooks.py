@@ -567,6 +567,19 @@ def test_bleu_by_hand_and_the_compositional_verdict_in_notebook_15():
     assert re.search(r"negation after dass/weil +BLEU +[0-9.]+ +exact match +0\.0%", outputs)
 
 
+def test_the_vision_lesson_in_notebook_16_is_the_benchmarks():
+    """Notebook 16 trains seed 0 with the task's defaults and the logistic-regression baseline of
+    benchmarks/digits.py: the accuracies it prints are the recorded ones, and the prose's verdict (no better
+    than the linear model) is what they say."""
+    import json
+    record = json.loads((NOTEBOOK_DIR.parent / "benchmarks" / "results" / "digits.json").read_text())
+    seed_0 = next(run for run in record["runs"] if run["seed"] == 0)
+    outputs = all_outputs(read(notebook("16_")))
+    assert f"held-out accuracy {seed_0['accuracy']:.1%} after {seed_0['steps']} steps" in outputs
+    assert f"pixels: held-out accuracy {record['logistic_regression_accuracy']:.1%}" in outputs
+    assert seed_0["accuracy"] - record["logistic_regression_accuracy"] < 0.01
+
+
 # ---------------------------------------------------------------------------
 # Execute every notebook afresh.
 
