@@ -39,6 +39,8 @@ SOURCED = {
         "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
         "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
         "2015": "Kingma and Ba (2015), 'Adam: A Method for Stochastic Optimization'",
+        "2.565": "arithmetic of the prose: ln 13, a uniform guess over the classroom model's 13 tokens",
+        "11": "section 2's model: its vocabulary of 8 symbols and PAD, BOS, EOS",
     },
     "10": {
         "50": "the exercise's own example: sentences of about 50 tokens",
