@@ -1,0 +1,36 @@
+"""Sizes checked against memory before anything is allocated: one line saying how much would be needed."""
+import os
+
+
+def available_bytes():
+    """Memory the machine has available now (Linux: MemAvailable; elsewhere physical pages free), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def gib(n_bytes):
+    return f"{n_bytes / 2**30:.1f} GiB"
+
+
+def check_fits(n_bytes, what, who):
+    """ValueError (one line) if n_bytes, the memory `what` needs, is more than the machine has available."""
+    available = available_bytes()
+    if available is not None and n_bytes > available:
+        raise ValueError(f"{who}: {what} needs about {gib(n_bytes)} of memory; this machine has {gib(available)} "
+                         "available")
+
+
+def parameter_floor(config):
+    """A lower bound on the parameters any model of config has (GPT, BERT or the encoder-decoder):
+    the embedding, and in each layer the four attention projections and the two feed-forward matrices."""
+    d = config.d_model
+    return config.vocab_size * d + config.n_layers * (4 * d * d + 2 * d * config.d_ff)
