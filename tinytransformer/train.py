@@ -42,6 +42,7 @@ def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=Non
     with Tape() as tape:
         value = loss(model, batch, label_smoothing)
     if not np.isfinite(value.data):
+        tape.release()
         return float(value.data)                 # no update from a NaN or infinite loss: the model is kept
     optimizer.zero_grad()
     tape.backward(value)         # the tape frees its records: nothing grows from step to step
