@@ -16,6 +16,7 @@ import tinytransformer as tt
 from tinytransformer.__main__ import main
 from tinytransformer.checkpoint import checkpoint_step, load_checkpoint, save_checkpoint
 from tinytransformer.files import OutputError, atomic_write, check_outputs
+from tinytransformer.gradcheck import GradcheckError, gradcheck
 from tinytransformer.tokenizer import BPE, CharTokenizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -259,3 +260,94 @@ def test_the_rule_output_paths_distinct_from_each_other_and_from_inputs(tmp_path
     with pytest.raises(OutputError, match="--b .*the same file as --a"):
         check_outputs({"--a": str(tmp_path / "x.npz"), "--b": str(tmp_path / "." / "x.npz")})
     check_outputs({"--a": str(tmp_path / "x.npz"), "--b": None}, inputs={"--in": str(tmp_path / "y.npz")})
+
+
+def tiny_transformer():
+    return tt.nn.Transformer(tt.nn.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, d_ff=8,
+                                                     max_len=8), rng=0)
+
+
+@pytest.mark.parametrize("temperature", [np.nan, np.inf])
+def test_case_16_a_nan_or_infinite_temperature_is_refused(temperature):
+    with pytest.raises(ValueError, match="sample: temperature must be a finite number"):
+        tt.decode.sample(tiny_model(), np.array([[3, 4]]), 3, rng=0, temperature=temperature)
+
+
+def test_case_17_generate_text_refuses_a_negative_length():
+    from tinytransformer.tasks.text import generate_text
+    with pytest.raises(ValueError, match="generate_text: n_tokens must be an integer >= 0, got -2"):
+        generate_text(tiny_model(), None, "The boy", -2, rng=0)
+
+
+def test_case_18_a_nan_attention_scale_is_refused():
+    q = np.ones((2, 3, 4))
+    with pytest.raises(ValueError, match="attention: scale must be a finite number, got nan"):
+        tt.functional.attention(q, q, q, scale=np.nan)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda a: 3, "fn must return one Tensor, got int"),
+    (lambda a: True, "fn must return one Tensor, got bool"),
+    (lambda a: tt.Tensor(a.data.astype(np.float16)), "does not depend on any input through the tape"),
+    (lambda a: tt.Tensor(a.data.astype(complex)), "fn must return a Tensor of floating-point numbers, got dtype complex128"),
+    (lambda a: tt.Tensor(np.array("x")), "got dtype <U1"),
+])
+def test_case_19_gradcheck_refuses_what_it_cannot_check(fn, message):
+    with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+        gradcheck(fn, np.ones(3))
+
+
+def test_case_19_gradcheck_says_float64_when_given_float32():
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    with pytest.raises(GradcheckError,
+                       match=r"input 0 is float32: .* check in float64"):
+        gradcheck(tt.functional.softmax, x)
+
+
+def test_case_19_gradcheck_of_a_function_reading_data_is_checked():
+    """fn reads a.data to build a constant: the numeric pass gives it Tensors too, as the taped one."""
+    results = gradcheck(lambda a: a * float(a.data.sum() > 0), np.arange(1.0, 4.0))
+    assert all(r.passed for r in results)
+
+
+def test_case_20_an_in_place_change_between_forward_and_backward_is_an_error():
+    a = tt.Tensor(np.array([1.0]), requires_grad=True)
+    with tt.Tape() as tape:
+        loss = (a * a).sum()
+    with pytest.raises(ValueError, match="read-only"):
+        a.data[...] = 5
+    tape.backward(loss)
+    assert a.grad.tolist() == [2.0]             # d(a^2)/da at the a the forward pass saw
+    a.data[...] = 5                              # after backward: writeable again (the optimizer's update)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, ids: tt.decode.sample(m, ids, 3, rng=0, top_k=2.5), "top_k must be an integer >= 1, got 2.5"),
+    (lambda m, ids: tt.decode.greedy(m, ids, 2.0), "max_len must be an integer >= 1, got 2.0"),
+    (lambda m, ids: tt.decode.greedy(tiny_transformer(), np.zeros((1, 0), dtype=np.int64), 3),
+     "the source is empty"),
+    (lambda m, ids: tt.decode.beam_search(m, ids, 3, length_penalty=np.nan), "length_penalty must be a finite number"),
+    (lambda m, ids: tt.decode.sample(m, ids, 3, rng=-1), "sample: rng (a seed) must be an integer >= 0, got -1"),
+])
+def test_case_21_decoding_arguments_are_one_clear_line(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call(tiny_model(), np.array([[3, 4]]))
+
+
+def test_case_21_a_kv_cache_reused_with_another_batch_size_is_refused():
+    model, cache = tiny_model(), None
+    cache = model.new_cache()
+    model.decode(np.array([[3, 4]]), cache)
+    with pytest.raises(ValueError, match="KVCache: this cache holds a batch of 1 rows, the input has 2"):
+        model.decode(np.array([[3], [4]]), cache)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: tt.functional.causal_mask(2.5), "causal_mask: T must be an integer >= 1, got 2.5"),
+    (lambda: tt.functional.causal_mask(-1), "causal_mask: T must be an integer >= 1, got -1"),
+    (lambda: tt.functional.positional_encoding(np.ones((1, 2, 4)), offset=-5),
+     "positional_encoding: offset must be an integer >= 0, got -5"),
+])
+def test_case_23_op_arguments(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()

@@ -13,7 +13,7 @@ def add_parser(commands):
                     f"in float64: one line per op and input, pass when the relative error is at most "
                     f"{PASS_ERROR:.0e}, a diagnosis for a FAIL where the mistake is recognised. Exit status 0 "
                     "only when every graded op passes.")
-    check.add_argument("--ops", "--op", metavar="NAME[,NAME]", type=known_ops, default=None, action="extend",
+    check.add_argument("--ops", metavar="NAME[,NAME]", type=known_ops, default=None, action="extend",
                        help=f"grade only these ({', '.join(op_names())}); may be given more than once")
     check.add_argument("--seed", type=seed, default=0, help="seed of the random inputs and upstream gradients")
     check.set_defaults(run=run)
