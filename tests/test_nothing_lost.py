@@ -351,3 +351,18 @@ def test_case_21_a_kv_cache_reused_with_another_batch_size_is_refused():
 def test_case_23_op_arguments(call, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         call()
+
+
+def test_case_10_sizes_that_cannot_fit_are_one_line_up_front(capsys):
+    err = refused(capsys, "--seq-len", "5000", task=["--task", "copy"])
+    assert re.search(r"a training step of this model and batch needs about [\d.]+ GiB of memory; this machine "
+                     r"has [\d.]+ GiB available", err)
+    assert "GiB of memory" in refused(capsys, "--d-ff", str(10**11), task=["--task", "copy"])
+
+
+def test_case_13_an_edition_inside_the_project_is_refused(capsys):
+    status = main(["assignment", os.path.join(ROOT, "tinytransformer", "edition")])
+    err = capsys.readouterr().err
+    assert status == 2 and "is inside the project" in err and len(err.strip().splitlines()) == 1
+    assert not os.path.exists(os.path.join(ROOT, "tinytransformer", "edition"))
+    assert not os.path.exists(os.path.join(ROOT, "tinytransformer", ".edition.building"))

@@ -121,6 +121,7 @@ def train_command(args):
 
     With --profile, time a few training steps op by op instead (profile_command).
     """
+    from ..memory import check_fits, training_floor
     from ..tasks import make_task
     from ..train import EVAL_SEED_OFFSET, train
 
@@ -140,6 +141,8 @@ def train_command(args):
             config_used = task.new_model(config, np.random.default_rng(args.seed)).config
             task.check(config_used)
         sizes = describe_model(task, config_used if pretrained else config)
+        check_fits(training_floor(config_used if pretrained else config, settings.batch_size),
+                   "a training step of this model and batch", "train")
     except (ValueError, TypeError, OSError) as error:
         raise BadInput(as_flags(str(error), flags)) from None
     check_ignored(args, task, flags, pretrained)
@@ -257,7 +260,8 @@ def plot_training(result, task, path):
                     title=f"{result.task}: training loss")
     plot.attention_heatmap(probs, x_labels=key_labels, y_labels=query_labels,
                            ax=ax_attention, title=f"{last}, mean over heads")
-    figure.savefig(path, dpi=100)
+    from ..files import atomic_write
+    atomic_write(path, lambda f: figure.savefig(f, format=os.path.splitext(path)[1][1:].lower(), dpi=100))
     plot.plt.close(figure)
 
 
