@@ -89,10 +89,13 @@ def is_plot(path):
 
 
 def save_or_keep(model, path, step):
-    """Save the trained model to path; should that fail now, save it in a new temporary file instead and say where."""
+    """Save the trained model to path; should that fail now, save it in a new temporary file instead and say where.
+    A first Ctrl-C or SIGTERM while saving waits for the file to be written."""
     from .. import checkpoint
+    from ..train import StopSignals
     try:
-        checkpoint.save_checkpoint(model, path, step=step)
+        with StopSignals():
+            checkpoint.save_checkpoint(model, path, step=step)
         return
     except (OSError, ValueError) as error:
         reason = error
