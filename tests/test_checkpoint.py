@@ -102,7 +102,7 @@ def test_an_unknown_model_class_is_refused(saved):
     arrays = arrays_of(path)
     arrays["model"] = np.array("T5")
     rewrite(path, arrays)
-    with pytest.raises(ValueError, match=r"unknown class 'T5'; this version knows \['Transformer', 'GPT', 'BERT'\]"):
+    with pytest.raises(ValueError, match=r"unknown class 'T5'; this version knows \['Transformer', 'GPT', 'BERT', 'VisionTransformer'\]"):
         tt.load_checkpoint(path)
 
 
@@ -117,7 +117,7 @@ def test_a_checkpoint_of_one_class_does_not_load_as_another(saved):
 
 
 def test_only_models_are_saved(tmp_path):
-    with pytest.raises(TypeError, match=r"save_checkpoint: model must be one of \['Transformer', 'GPT', 'BERT'\], "
+    with pytest.raises(TypeError, match=r"save_checkpoint: model must be one of \['Transformer', 'GPT', 'BERT', 'VisionTransformer'\], "
                                         "got Linear"):
         tt.save_checkpoint(tt.nn.Linear(2, 3, np.random.default_rng(0)), tmp_path / "x.npz")
 

@@ -13,6 +13,7 @@ V vocabulary, h heads, d_k = d_model / h.
     transformer.py  Transformer: encoder-decoder, model(src_ids, tgt_in_ids)
     gpt.py          GPT: decoder-only, causal, gpt(ids)
     bert.py         BERT: encoder-only, bert(ids) and bert.classify(ids); classifier_from a pretrained BERT
+    vision.py       VisionTransformer: the encoder on an image cut into patches, vit(patches) -> class logits
 """
 from .attention import MultiHeadAttention
 from .bert import BERT, classifier_from, transfer_weights
@@ -25,5 +26,6 @@ from .layers import (ACTIVATIONS, Dropout, Embedding, FeedForward, LayerNorm, Le
 from .model import Model
 from .module import Module, inference, parameter
 from .transformer import Transformer
+from .vision import VisionTransformer
 
-MODELS = {cls.__name__: cls for cls in (Transformer, GPT, BERT)}   # by name, for checkpoints
+MODELS = {cls.__name__: cls for cls in (Transformer, GPT, BERT, VisionTransformer)}   # by name, for checkpoints

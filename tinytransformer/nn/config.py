@@ -11,7 +11,7 @@ POSITIONS = ("sinusoidal", "learned")
 
 @dataclasses.dataclass
 class TransformerConfig:
-    """Sizes and switches of a model: Transformer, GPT or BERT.
+    """Sizes and switches of a model: Transformer, GPT, BERT or the vision encoder.
 
     The size defaults are the classroom model's (d_model 64, 4 heads, 2 layers,
     d_ff 128), the only place they are written; dropout defaults to the paper's
@@ -32,6 +32,7 @@ class TransformerConfig:
     positions: str = "sinusoidal"   # "sinusoidal" (the paper) or "learned" (GPT, BERT): a (max_len, d_model) table
     pad_id: int = 0              # the padding token: masked out of attention as a key
     n_classes: int | None = None    # size of BERT's [CLS] classification head; None: no head
+    patch_pixels: int | None = None  # the vision encoder's input: numbers per image patch; None: token ids
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len"):
@@ -48,8 +49,9 @@ class TransformerConfig:
         if not isinstance(self.pad_id, (int, np.integer)) or not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"TransformerConfig: pad_id must be a token id in [0, vocab_size="
                              f"{self.vocab_size}), got {self.pad_id!r}")
-        if self.n_classes is not None:
-            check_positive_integer("n_classes", self.n_classes)
+        for name in ("n_classes", "patch_pixels"):
+            if getattr(self, name) is not None:
+                check_positive_integer(name, getattr(self, name))
 
     @property
     def d_k(self):

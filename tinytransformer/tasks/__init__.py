@@ -2,13 +2,17 @@
 
     task.py        Task: what the loop asks of a task; Training: the loop's settings; the measures
     options.py     option(): a field's default with its command-line flag and help; the model's flags
-    batches.py     Batch, LMBatch, LabelledBatch: what a task's batch() returns, one kind per model
+    batches.py     Batch, LMBatch, LabelledBatch, ImageBatch: what a task's batch() returns
     sequences.py   copy, reverse     for the encoder-decoder Transformer
     addition.py    addition          for GPT: a+b= and the sum, reversed
     text.py        text              for GPT: the next token of a text, by characters or BPE
-    masked_lm.py   mlm, classify     for BERT: masked-LM pretraining, then a [CLS] question
+    masked_lm.py   BERT's vocabulary, its corpus and the 80/10/10 corruption
+    sentence_order.py  BERT's second objective, adapted: is the second half in order?
+    cloze.py       classify's cloze readout: the masked-LM head answers the question
+    bert_tasks.py  mlm, classify     for BERT: masked-LM pretraining, then a question
     german.py      a small German grammar: one sentence's description written in English and in German
     translation.py translate         for the encoder-decoder: English to German, on the grammar's sentences
+    digits.py      digits            for the vision encoder: handwritten digits cut into patches
 
     task = make_task("reverse", seq_len=8)       # the task's dataclass, its other fields at their defaults
     result = train(task.config(), task)          # train.py
@@ -16,12 +20,13 @@
 import dataclasses
 
 from .addition import AdditionTask
-from .batches import Batch, LabelledBatch, LMBatch  # noqa: F401  (the batch kinds, with the tasks that make them)
+from .batches import Batch, ImageBatch, LabelledBatch, LMBatch  # noqa: F401  (the batch kinds, with the tasks that make them)
 from .bert_tasks import ClassifyTask, MaskedLMTask
 from .sequences import CopyTask, ReverseTask
 from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
     language_model_loss  # noqa: F401  (re-exported: no __all__, so that the book documents each name once)
 from .text import TextTask
+from .digits import DigitsTask
 from .translation import TranslationTask
 
 # The tasks by name, in the order the command line lists them: a new task is one file of tasks/ and one line here.
@@ -33,6 +38,7 @@ TASKS = {task.name: task for task in (
     MaskedLMTask,
     ClassifyTask,
     TranslationTask,
+    DigitsTask,
 )}
 DEFAULT_TASK = "reverse"          # what train() and `python -m tinytransformer train` train when no task is named
 

@@ -22,3 +22,9 @@ class LabelledBatch(NamedTuple):
     """For a classifier: one label per sequence."""
     ids: np.ndarray       # (B, T) int64, starting with [CLS]
     labels: np.ndarray    # (B,) int64
+
+
+class ImageBatch(NamedTuple):
+    """For the vision encoder: each image cut into patches, and its class."""
+    patches: np.ndarray   # (B, N, P) float, N patches of P pixel values each
+    labels: np.ndarray    # (B,) int64
