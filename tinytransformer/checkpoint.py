@@ -137,10 +137,10 @@ def read_config(entry, path):
 def check_config_fits(config, arrays, path):
     """Before building the model: the config must not describe more parameters than the file holds, and the
     model it describes (its parameters and position table, in float64) must fit in memory."""
-    held = sum(array.size for array in arrays.values())
-    if parameter_floor(config) > held:
+    held, floor = sum(array.size for array in arrays.values()), parameter_floor(config, "embed.table" in arrays)
+    if floor > held:
         raise ValueError(f"load_checkpoint: {path} does not match its config: the config describes at least "
-                         f"{parameter_floor(config):,} parameters, the file holds {held:,}")
+                         f"{floor:,} parameters, the file holds {held:,}")
     check_fits(8 * (held + config.max_len * config.d_model), "the model its config describes",
                f"load_checkpoint: {path}")
 

@@ -29,11 +29,12 @@ def check_fits(n_bytes, what, who):
                          "available")
 
 
-def parameter_floor(config):
-    """A lower bound on the parameters any model of config has (GPT, BERT or the encoder-decoder):
-    the embedding, and in each layer the four attention projections and the two feed-forward matrices."""
+def parameter_floor(config, embeds_tokens=True):
+    """A lower bound on the parameters any model of config has: in each layer the four attention
+    projections and the two feed-forward matrices, and the token embedding (embeds_tokens: not a
+    VisionTransformer, whose config's vocab_size is unused)."""
     d = config.d_model
-    return config.vocab_size * d + config.n_layers * (4 * d * d + 2 * d * config.d_ff)
+    return config.vocab_size * d * embeds_tokens + config.n_layers * (4 * d * d + 2 * d * config.d_ff)
 
 
 def training_floor(config, batch_size):
