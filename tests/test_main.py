@@ -175,7 +175,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--batch-size 0", "--batch-size must be a positive integer, got 0"),
     ("--symbols 0", "reverse: --symbols must be an integer >= 1, got 0"),
     ("--target-accuracy 2", "--target-accuracy must be in [0, 1] (a share of exact matches), got 2.0"),
-    ("--lr-scale 0", "--lr-scale must be > 0, got 0.0"),
+    ("--lr-scale 0", "--lr-scale must be a finite number > 0, got 0.0"),
     ("--task addition --digits 0", "addition: --digits must be an integer from 1 to 6, got 0"),
     ("--task text --seq-len 1", "text: --seq-len must be an integer from 2 to 610, got 1"),
     ("--task text --seq-len 100000", "text: --seq-len must be an integer from 2 to 610, got 100000"),
@@ -194,7 +194,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--task classify --pretrained /no/such.npz", "load_checkpoint: no checkpoint file at /no/such.npz"),
     ("--save /no/such/folder/model.npz", "--save /no/such/folder/model.npz: the folder /no/such/folder does not exist"),
     ("--json /no/such/folder/run.json", "the folder /no/such/folder does not exist"),
-    ("--save README.md", "the file exists and is not a tinytransformer checkpoint; refusing to overwrite it"),
+    ("--save README.md", "--save README.md: expected a name ending in .npz"),
     ("--steps x", "argument --steps: invalid int value: 'x' (see python -m tinytransformer train --help)"),
 ])
 def test_a_bad_value_is_one_line_before_any_work(arguments, message, capsys, monkeypatch):
@@ -212,11 +212,11 @@ def test_a_model_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path, 
     from tinytransformer import checkpoint
     real_save, failed = checkpoint.save_checkpoint, []
 
-    def save_once_failing(model, path):
+    def save_once_failing(model, path, step=None):
         if not failed:
             failed.append(path)
             raise OSError("No space left on device")
-        real_save(model, path)
+        real_save(model, path, step)
 
     monkeypatch.setattr(checkpoint, "save_checkpoint", save_once_failing)
     main(["train", "--task", "copy", *TINY_REVERSE, "--steps", "2", "--save", str(tmp_path / "model.npz")])

@@ -293,7 +293,7 @@ def set_key(key, value):
     (lambda d: d["merges"][0].__setitem__(2, "zz"), "but the file says 'zz'"),
     (lambda d: d["merges"].__setitem__(0, [97, 98]), r"merges must be a list of \[a, b, text\] rows"),
     (lambda d: d["merges"].__setitem__(0, [97.0, 98, "ab"]), "must be a pair of int ids"),
-    (set_key("pattern", "(unclosed"), "pattern is not a valid regular expression"),
+    (set_key("pattern", "(unclosed"), "has its own pre-split pattern; expected GPT-2.s or none"),
     (set_key("special_tokens", ["<a>", "<a>"]), "special tokens must be distinct"),
 ], ids=["format", "version", "type", "no-merges", "no-pattern", "future-id", "repeated", "text", "short-row",
         "float-id", "bad-pattern", "special"])

@@ -2,56 +2,66 @@
 
 The file holds one array per named parameter ("embed.table",
 "encoder.0.self_attn.W_q.W", ...), under the key "config" the
-TransformerConfig as a JSON string, and under "model" the class's name.
+TransformerConfig as a JSON string, under "model" the class's name, and
+under "step" the training step it was saved at (if the trainer said).
 Files written before models had a name hold a Transformer; files written
 before a config field existed get that field's default; GPT files from before
 its stack was called `layers` (it was `decoder`) are read under the new names. It is read with allow_pickle=False, so
 loading a file can never run code. Anything that does not fit — no file, a
 damaged file, a missing, extra or mis-shaped parameter, a config that does
 not describe the parameters — is a clear error, never a half-loaded model.
+A config is checked against the parameters in the file before any model is
+built, so a file claiming 10^11 tokens or 10^6 layers costs nothing to refuse.
 """
 import dataclasses
 import json
 import os
-import tempfile
 import zipfile
 import zlib
 
 import numpy as np
 
+from .files import atomic_write, check_output
+from .memory import check_fits, parameter_floor
 from .nn import MODELS, TransformerConfig
 
-CONFIG_KEY, MODEL_KEY = "config", "model"
+CONFIG_KEY, MODEL_KEY, STEP_KEY = "config", "model", "step"
 # parameters renamed since a checkpoint could be written: {class: [(old prefix, new prefix)]}
 RENAMED = {"GPT": [("decoder.", "layers."), ("decoder_norm.", "final_norm.")]}
 # what reading a damaged entry of a zip archive can raise
 READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
-def save_checkpoint(model, path):
-    """Write every parameter of model and its config to path (.npz).
+def save_checkpoint(model, path, step=None):
+    """Write every parameter of model and its config (and step, the training step, if given) to path (.npz).
 
     The file is written beside path under a temporary name and then renamed
     over it, so a crash never leaves a half-written checkpoint. An existing
-    file is only replaced if it is itself a checkpoint.
+    file is only replaced if it is itself a checkpoint. Weights holding NaN or
+    infinite values are refused (load_checkpoint would refuse them too).
     """
     if type(model) not in MODELS.values():
         raise TypeError(f"save_checkpoint: model must be one of {list(MODELS)}, got {type(model).__name__}")
+    check_output("save_checkpoint", path, None)
     if os.path.exists(path) and not is_checkpoint(path):
         raise FileExistsError(f"save_checkpoint: {path} exists and is not a tinytransformer checkpoint; "
                               "refusing to overwrite it")
     arrays = {name: p.data for name, p in model.named_parameters()}
+    broken = [name for name, array in arrays.items() if not np.all(np.isfinite(array))]
+    if broken:
+        raise ValueError(f"save_checkpoint: parameter {broken[0]} holds NaN or infinite values; "
+                         "expected finite weights (did training diverge?)")
     arrays[CONFIG_KEY] = np.array(json.dumps(dataclasses.asdict(model.config)))   # a unicode scalar array
     arrays[MODEL_KEY] = np.array(type(model).__name__)
-    directory = os.path.dirname(os.path.abspath(path))
-    with tempfile.NamedTemporaryFile(dir=directory, suffix=".npz.tmp", delete=False) as f:
-        temporary = f.name
-        try:
-            np.savez(f, **arrays)
-        except BaseException:
-            os.remove(temporary)
-            raise
-    os.replace(temporary, path)
+    if step is not None:
+        arrays[STEP_KEY] = np.array(int(step))
+    atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def checkpoint_step(path):
+    """The training step the checkpoint at path was saved at, or None if it does not say."""
+    arrays = read_arrays(path)
+    return int(arrays[STEP_KEY]) if STEP_KEY in arrays else None
 
 
 def is_checkpoint(path):
@@ -67,6 +77,8 @@ def load_checkpoint(path):
 
     Call model.train() to continue training it.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"load_checkpoint: expected a path (str), got {type(path).__name__}")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"load_checkpoint: no checkpoint file at {path}")
     arrays = read_arrays(path)
@@ -74,8 +86,11 @@ def load_checkpoint(path):
         raise ValueError(f"load_checkpoint: {path} has no {CONFIG_KEY!r} entry; "
                          "it is not a tinytransformer checkpoint")
     model_class = read_model_class(arrays.pop(MODEL_KEY, np.array("Transformer")), path)
+    arrays.pop(STEP_KEY, None)
     arrays = {renamed(model_class.__name__, name): array for name, array in arrays.items()}
-    model = model_class(read_config(arrays.pop(CONFIG_KEY), path), rng=0)
+    config = read_config(arrays.pop(CONFIG_KEY), path)
+    check_config_fits(config, arrays, path)
+    model = model_class(config, rng=0)
     expected = dict(model.named_parameters())
     missing = [name for name in expected if name not in arrays]
     extra = [name for name in arrays if name not in expected]
@@ -117,6 +132,17 @@ def read_config(entry, path):
         return TransformerConfig(**fields)
     except (json.JSONDecodeError, TypeError, ValueError) as error:
         raise ValueError(f"load_checkpoint: {path} has an invalid config ({error})") from error
+
+
+def check_config_fits(config, arrays, path):
+    """Before building the model: the config must not describe more parameters than the file holds, and the
+    model it describes (its parameters and position table, in float64) must fit in memory."""
+    held, floor = sum(array.size for array in arrays.values()), parameter_floor(config, "embed.table" in arrays)
+    if floor > held:
+        raise ValueError(f"load_checkpoint: {path} does not match its config: the config describes at least "
+                         f"{floor:,} parameters, the file holds {held:,}")
+    check_fits(8 * (held + config.max_len * config.d_model), "the model its config describes",
+               f"load_checkpoint: {path}")
 
 
 def renamed(class_name, name):

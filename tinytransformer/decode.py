@@ -31,6 +31,7 @@ import numpy as np
 
 from . import functional as F
 from .nn.module import inference
+from .ops.checks import check_finite, check_integer
 from .vocabulary import BOS, EOS, N_SPECIAL, PAD
 
 
@@ -46,11 +47,13 @@ def start(model, ids, max_len, name, repeat=1):
     if not hasattr(model, "decode"):
         raise TypeError(f"{name}: a {type(model).__name__} does not generate (it has no decoder); "
                         "use a Transformer or a GPT")
+    check_integer(name, "max_len", max_len, 1)
     encoder_decoder = hasattr(model, "encode")
     if not encoder_decoder:
         model.check_input(ids, "prompt")
-        if ids.shape[1] == 0:
-            raise ValueError(f"{name}: the prompt is empty; give at least one token (B, T_prompt >= 1)")
+    if np.ndim(ids) == 2 and np.shape(ids)[1] == 0:
+        what = "source (B, T_src >= 1)" if encoder_decoder else "prompt (B, T_prompt >= 1)"
+        raise ValueError(f"{name}: the {what.split()[0]} is empty; give at least one token: {what}")
     t0 = 1 if encoder_decoder else ids.shape[1]
     room = model.config.max_len - t0 + 1           # the last new token is never read back
     if not 1 <= max_len <= room:
@@ -110,11 +113,16 @@ def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True
     rng: an np.random.Generator or a seed. A small temperature approaches greedy.
     ids (B, T_src or T_prompt) -> new ids (B, <= max_len).
     """
+    check_finite("sample", "temperature", temperature)      # NaN or inf would make every logit NaN: PAD
     if temperature <= 0:
         raise ValueError(f"sample: temperature must be > 0, got {temperature}")
     V = model.config.vocab_size
-    if top_k is not None and not 1 <= top_k <= V:
-        raise ValueError(f"sample: top_k must be between 1 and the vocabulary size {V}, got {top_k}")
+    if top_k is not None:
+        check_integer("sample", "top_k", top_k, 1)
+        if top_k > V:
+            raise ValueError(f"sample: top_k must be between 1 and the vocabulary size {V}, got {top_k}")
+    if not isinstance(rng, np.random.Generator):
+        check_integer("sample", "rng (a seed)", rng, 0)
     rng = np.random.default_rng(rng)
 
     def choose(logits):                                                 # (B, V)
@@ -147,8 +155,8 @@ def beam_search(model, ids, max_len, beam_width=4, length_penalty=0.6, use_cache
     beams are re-ranked, the cache's rows are reordered to match: a new beam
     continues the keys and values of the prefix it extends.
     """
-    if beam_width < 1:
-        raise ValueError(f"beam_search: beam_width must be >= 1, got {beam_width}")
+    check_integer("beam_search", "beam_width", beam_width, 1)
+    check_finite("beam_search", "length_penalty", length_penalty)
     K = beam_width
     with inference(model, "beam_search"):
         prefix, decoder = start(model, ids, max_len, "beam_search", repeat=K)   # (B*K, t0): row b's beams together

@@ -2,6 +2,14 @@
 
 Arguments may be Tensors or ndarrays; an ndarray is a constant (no gradient).
 Inside a `with Tape()` block each call is recorded, so backward can undo it.
+
+Broadcasting is NumPy's and PyTorch's, on purpose: add, sub, mul, div and matmul
+accept any shapes those libraries accept ((B, T, d) + (d,) adds the row to every
+position; (B, T, d) * (T, 1) scales each position), and a mask broadcasts over
+the scores it keeps. Their backward sums the gradient over the broadcast axes.
+Shapes that do not broadcast are an error naming both; shapes that do are never
+flagged, even where a mistake would also broadcast (a (T,) bias meant as (d,)
+with T == d): check the shapes you pass, as in NumPy or PyTorch.
 """
 from . import ops
 from .ops import causal_mask, padding_mask, sinusoidal_positions

@@ -94,8 +94,11 @@ def numerical_gradient(f, x, dout, eps=1e-6):
 def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=None, rtol=None, rng=0, raise_on_failure=True):
     """Compare the tape's gradients of fn(*inputs) with finite differences, for every float input.
 
-    fn takes Tensors (and constants) and returns one Tensor. inputs are ndarrays:
-    floating ones get a gradient, the others (ids, masks) are passed as constants.
+    fn takes Tensors (and constants) and returns one Tensor of floats that depends on the inputs
+    through the tape; anything else (an int, a detached Tensor) cannot be checked and is refused.
+    inputs are ndarrays: floating ones (float64, unless atol or rtol is given: a failure in
+    float32 says so) get a gradient,
+    the others (ids, masks) are passed as constants.
     rng (a seed or Generator) draws the random upstream gradient.
     Returns one InputCheck per float input; raises GradcheckError if any fails
     (unless raise_on_failure=False). Pass: relative_error <= PASS_ERROR (1e-6), or an error
@@ -106,6 +109,8 @@ def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=None, rtol=None, rng=0, ra
     names = names or [f"input {i}" for i in range(len(inputs))]
     rng = np.random.default_rng(rng)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, np.ndarray) and x.dtype.kind == "f"]
+    if not wrt:
+        raise ValueError("gradcheck: no input is a floating-point ndarray, so there is no gradient to check")
     tensors = [Tensor(x.copy(), requires_grad=True) if i in wrt else x for i, x in enumerate(inputs)]
 
     with Tape() as tape:
@@ -113,16 +118,19 @@ def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=None, rtol=None, rng=0, ra
     if not isinstance(out, Tensor):                  # the upstream gradient is drawn in out's shape
         raise TypeError(f"gradcheck: fn must return one Tensor, got {type(out).__name__}; for a function "
                         "that returns more, check one output, e.g. lambda q, k, v: F.attention(q, k, v)[0]")
+    if out.dtype.kind != "f":
+        raise TypeError(f"gradcheck: fn must return a Tensor of floating-point numbers, got dtype {out.dtype}")
+    if not out.requires_grad:
+        raise ValueError("gradcheck: fn's output does not depend on any input through the tape (computed on "
+                         ".data, or on a Tensor made afresh?), so there is no backward pass to check")
     dout = rng.standard_normal(out.shape).astype(out.dtype)
-    if out.requires_grad:
-        tape.backward(out, dout)
+    tape.backward(out, dout)
 
     results = []
     for i in wrt:
         def f(x, i=i):
-            args = [x if j == i else a for j, a in enumerate(inputs)]
-            out = fn(*args)                  # on ndarrays, fn may compute with NumPy alone
-            return masked_as_constant(out.data if isinstance(out, Tensor) else np.asarray(out))
+            args = [Tensor(x if j == i else a) if j in wrt else a for j, a in enumerate(inputs)]
+            return masked_as_constant(fn(*args).data)     # Tensors, as in the taped call, outside any tape
         numeric = numerical_gradient(f, inputs[i].copy(), dout, eps)
         analytic = tensors[i].grad if tensors[i].grad is not None else np.zeros_like(numeric)
         error = relative_error(analytic, numeric)
@@ -137,5 +145,10 @@ def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=None, rtol=None, rng=0, ra
     if failed and raise_on_failure:
         lines = [f"  {r.name}: relative error {r.relative_error:.2e}, max abs error {r.max_abs_error:.2e}"
                  for r in failed]
+        loose = [f"{names[i]} is {inputs[i].dtype}" for i in wrt if inputs[i].dtype != np.float64]
+        if loose and atol is None and rtol is None:
+            lines.append(f"  ({', '.join(loose)}: central differences in it are too coarse for the pass mark, "
+                         "a right backward pass fails too; check in float64, x.astype(np.float64), or give atol "
+                         "and rtol for a looser check)")
         raise GradcheckError("gradcheck: the backward pass disagrees with finite differences:\n" + "\n".join(lines))
     return results

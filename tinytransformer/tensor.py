@@ -10,6 +10,14 @@ backward() walks that list once in reverse, hands each op the gradient of its
 output and adds what comes back into the .grad of its inputs, out of place
 (grad = grad + g: one array may be shared). Outside a Tape nothing is recorded;
 dropout still needs model.eval(). The tape knows nothing about Transformers.
+
+Backward reads the arrays the forward pass saw, so changing one in place in
+between (`a.data[0] = 5`) would give a wrong gradient without a word. While a
+tape holds them, the data of the leaves it recorded (the parameters and the
+Tensors you made, not the ops' outputs: freezing those too costs about 1.5% of
+a training step) is read-only: such a change is a ValueError ("assignment
+destination is read-only"), as PyTorch refuses it too. backward (or release,
+for a tape that is not replayed) makes them writeable again.
 """
 from collections import namedtuple
 
@@ -95,8 +103,13 @@ def apply_with_cache(forward, backward, *inputs, **options):
     out = Tensor(out)
     out.requires_grad, out._tape = True, tape
     record = Record(forward.__name__.removesuffix("_forward"), backward, cache, inputs, out)
+    # what backward will read may not change until it has run: the leaves among the inputs (parameters, inputs)
+    frozen = [t.data for t in inputs if isinstance(t, Tensor) and t._tape is None and t.data.flags.writeable]
+    for array in frozen:
+        array.flags.writeable = False
     for tape in _active_tapes:   # an op inside nested blocks is inside each of them
         tape.records.append(record)
+        tape.frozen += frozen
     return out, cache
 
 
@@ -108,13 +121,16 @@ class Tape:
     """
 
     def __init__(self):
-        self.records, self.released = [], False
+        self.records, self.released, self.frozen = [], False, []    # frozen: arrays made read-only while recorded
 
     def __enter__(self):
         _active_tapes.append(self)
         return self
 
-    def __exit__(self, *exc): _active_tapes.remove(self)
+    def __exit__(self, *exc):
+        _active_tapes.remove(self)
+        if exc[0] is not None:   # the forward pass failed: nothing will be replayed
+            self.release()
     def __len__(self): return len(self.records)
 
     def __str__(self):
@@ -126,7 +142,7 @@ class Tape:
 
     def backward(self, output, grad=None):
         """Seed output.grad with grad (1 for a scalar), replay the records in reverse, adding into every
-        input's .grad out of place (g may be shared with another .grad), then free the caches: once only."""
+        input's .grad out of place (g may be shared with another .grad), then self.release(): once only."""
         if self.released:
             raise RuntimeError("backward: this tape was already replayed and its caches freed; "
                                "run the forward pass again inside a new `with Tape()` block")
@@ -146,7 +162,14 @@ class Tape:
             for t, g in zip(record.inputs, grads):
                 if isinstance(t, Tensor) and t.requires_grad and g is not None:
                     t.grad = g if t.grad is None else t.grad + g
+        self.release()
+
+    def release(self):
+        """Free the caches and make the recorded arrays writeable again; the tape can no longer be replayed."""
+        for array in self.frozen:
+            array.flags.writeable = True
         self.records.clear()
+        self.frozen.clear()
         self.released = True
 
     # run_forward runs on the innermost tape, run_backward on the tape being replayed: ProfilingTape times both.

@@ -13,9 +13,15 @@ model on its held-out set: the exact match (copy, reverse, addition,
 classify), and then training stops once it reaches target_accuracy; or the
 held-out loss (text, mlm). What differs from task to task (the model, a batch,
 the loss, the evaluation, the settings) lives in tasks/; the loop below is the same.
+
+Training stops early, keeping the model of the last good step, on Ctrl-C or SIGTERM (the step under way
+is finished; a second Ctrl-C stops at once) and on a loss that is NaN or infinite (no update is made
+from it); result.stopped says why and when.
 """
 import dataclasses
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -28,13 +34,16 @@ EVAL_SEED_OFFSET = 1_000_000     # the held-out set's seed is seed + this: no ov
 
 
 def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=None):
-    """Forward, loss, backward, (clip), update. Returns the loss as a float.
+    """Forward, loss, backward, (clip), update. Returns the loss as a float (NaN or inf: no update made).
 
     loss(model, batch, label_smoothing) -> a scalar Tensor: the task's .loss
     (for copy and reverse, tasks.sequences.transformer_loss).
     """
     with Tape() as tape:
         value = loss(model, batch, label_smoothing)
+    if not np.isfinite(value.data):
+        tape.release()
+        return float(value.data)                 # no update from a NaN or infinite loss: the model is kept
     optimizer.zero_grad()
     tape.backward(value)         # the tape frees its records: nothing grows from step to step
     if clip_norm is not None:
@@ -56,6 +65,8 @@ class TrainResult:
     reached_target_at_step: int | None
     losses: list                           # the training loss of every step
     eval_history: list                     # (step, exact match or held-out loss) of every evaluation
+    stopped: str | None                    # why training stopped before its steps and target: None, or e.g.
+                                           # "interrupted (SIGINT) after step 37", "the loss was nan at step 12"
     model: object = dataclasses.field(repr=False)   # the trained tt.nn.Transformer, GPT or BERT
 
     def summary(self):
@@ -94,6 +105,27 @@ class Progress:
     def close(self):
         if self.in_place:
             self.stream.write("\n")
+
+
+class StopSignals:
+    """While open: Ctrl-C (SIGINT) and SIGTERM are recorded in .received ("SIGINT"), to stop after the step
+    under way; a second one raises KeyboardInterrupt at once. Outside the main thread, signals are left alone."""
+
+    def __enter__(self):
+        self.received, self.previous = None, {}
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self.previous[number] = signal.signal(number, self.receive)
+        return self
+
+    def receive(self, number, frame):
+        if self.received:
+            raise KeyboardInterrupt
+        self.received = signal.Signals(number).name
+
+    def __exit__(self, *exception):
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
 
 
 def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, **options):
@@ -140,26 +172,35 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
     bar = Progress(settings.steps, progress, metric="exact match" if task.exact else "held-out loss")
     stops_early = task.exact and settings.target_accuracy is not None
 
-    losses, eval_history, reached_at, train_seconds = [], [], None, 0.0
-    for step in range(1, settings.steps + 1):
-        start = time.perf_counter()
-        batch = task.batch(settings.batch_size, data_rng)
-        optimizer.lr = schedule(step)
-        losses.append(train_step(model, optimizer, batch, task.loss, settings.label_smoothing, settings.clip_norm))
-        train_seconds += time.perf_counter() - start
-        evaluating = (settings.eval_every and step % settings.eval_every == 0) or step == settings.steps
-        if evaluating:
-            eval_history.append((step, task.evaluate(model)))
-            bar.value = eval_history[-1][1]
-        bar.update(step, losses[-1], force=evaluating)
-        if evaluating and stops_early and bar.value >= settings.target_accuracy:
-            reached_at = step
-            break
+    losses, eval_history, reached_at, train_seconds, stopped = [], [], None, 0.0, None
+    with StopSignals() as signals:
+        for step in range(1, settings.steps + 1):
+            start = time.perf_counter()
+            batch = task.batch(settings.batch_size, data_rng)
+            optimizer.lr = schedule(step)
+            loss = train_step(model, optimizer, batch, task.loss, settings.label_smoothing, settings.clip_norm)
+            train_seconds += time.perf_counter() - start
+            if not np.isfinite(loss):
+                stopped = f"the loss was {loss} at step {step}"
+                break
+            losses.append(loss)
+            evaluating = (settings.eval_every and step % settings.eval_every == 0) or step == settings.steps
+            if evaluating:
+                eval_history.append((step, task.evaluate(model)))
+                bar.value = eval_history[-1][1]
+            bar.update(step, losses[-1], force=evaluating)
+            if evaluating and stops_early and bar.value >= settings.target_accuracy:
+                reached_at = step
+                break
+            if signals.received:
+                stopped = f"interrupted ({signals.received}) after step {step}"
+                break
     bar.close()
 
-    last = eval_history[-1][1]
-    return TrainResult(task=task.name, steps=step, wall_seconds=time.perf_counter() - wall_start,
-                       train_seconds=train_seconds, ms_per_step=1000.0 * train_seconds / step,
+    last = eval_history[-1][1] if eval_history else None
+    steps = len(losses)                                  # the steps whose update the model holds
+    return TrainResult(task=task.name, steps=steps, wall_seconds=time.perf_counter() - wall_start,
+                       train_seconds=train_seconds, ms_per_step=1000.0 * train_seconds / max(steps, 1),
                        exact_match=last if task.exact else None, held_out_loss=None if task.exact else last,
-                       final_loss=losses[-1], reached_target_at_step=reached_at, losses=losses,
-                       eval_history=eval_history, model=model)
+                       final_loss=losses[-1] if losses else None, reached_target_at_step=reached_at,
+                       losses=losses, eval_history=eval_history, stopped=stopped, model=model)

@@ -11,6 +11,7 @@ from ..course.grader import op_names
 from ..course.isolation import Batch
 from ..course.submission import grade_submission
 from ..course.tape_grading import TAPE
+from ..files import atomic_write
 
 
 def add_parser(commands):
@@ -109,7 +110,4 @@ def as_csv(graded, ops):
 
 def write_atomically(path, text):
     """Write text to path through a temporary file beside it: a reader never sees half a file."""
-    temporary = f"{path}.writing"
-    with open(temporary, "w", newline="") as f:
-        f.write(text)
-    os.replace(temporary, path)
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))

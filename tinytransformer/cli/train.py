@@ -14,7 +14,7 @@ import tempfile
 
 import numpy as np
 
-from .common import BadInput
+from .common import BadInput, seed
 
 
 def declared_flags():
@@ -49,23 +49,20 @@ def as_flags(message, flags):
     return message.removeprefix("train: ")
 
 
-def check_outputs(args):
-    """Every file train will write must be writable before training starts: a trained model is never lost
-    to a missing folder, a taken name or a missing plotting library."""
-    for flag in ("--save", "--json", "--plot"):
-        path = getattr(args, flag[2:])
-        if path is None:
-            continue
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise BadInput(f"{flag} {path}: the folder {folder} does not exist")
-        if os.path.isdir(path) or not os.access(folder, os.W_OK):
-            raise BadInput(f"{flag} {path}: cannot write a file there")
-    if args.save and os.path.exists(args.save):
-        from ..checkpoint import is_checkpoint
-        if not is_checkpoint(args.save):
-            raise BadInput(f"--save {args.save}: the file exists and is not a tinytransformer checkpoint; "
-                           "refusing to overwrite it")
+OUTPUT_EXTENSIONS = {"--save": (".npz",), "--json": (".json",), "--plot": (".png", ".svg", ".pdf")}
+
+
+def check_outputs(args, pretrained):
+    """Every file train will write must be writable before training starts (files.check_outputs): a trained
+    model is never lost to a missing folder, a taken name or a missing plotting library."""
+    from ..checkpoint import is_checkpoint
+    from ..files import OutputError, check_outputs as check
+    outputs = {flag: getattr(args, flag[2:]) for flag in OUTPUT_EXTENSIONS}
+    try:
+        check(outputs, OUTPUT_EXTENSIONS, inputs={"--pretrained": pretrained}, force=args.force,
+              is_ours={"--save": is_checkpoint, "--json": is_summary, "--plot": is_plot})
+    except OutputError as error:
+        raise BadInput(str(error)) from None
     if args.plot:
         try:
             import matplotlib  # noqa: F401
@@ -73,15 +70,53 @@ def check_outputs(args):
             raise BadInput("--plot needs matplotlib: pip install 'tinytransformer[plot]'") from None
 
 
-def save_or_keep(model, path):
-    """Save the trained model to path; should that fail now, save it in a new temporary file instead and say where."""
-    from .. import checkpoint
+def is_summary(path):
+    """True if path holds a summary train --json wrote."""
     try:
-        checkpoint.save_checkpoint(model, path)
+        with open(path, encoding="utf-8") as f:
+            return {"task", "steps", "losses"} <= set(json.load(f))
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def is_plot(path):
+    """True if path holds an image matplotlib wrote (it signs its PNG, SVG and PDF files)."""
+    try:
+        with open(path, "rb") as f:
+            return b"matplotlib" in f.read(4096).lower()
+    except OSError:
+        return False
+
+
+def save_or_keep(model, path, step):
+    """Save the trained model to path; should that fail now, save it in a new temporary file instead and say where.
+    A first Ctrl-C or SIGTERM while saving waits for the file to be written."""
+    from .. import checkpoint
+    from ..train import StopSignals
+    try:
+        with StopSignals():
+            checkpoint.save_checkpoint(model, path, step=step)
+        return
     except (OSError, ValueError) as error:
-        fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path))
-        checkpoint.save_checkpoint(model, fallback)
-        print(f"train: could not write {path} ({error}); the trained model is saved in {fallback}", file=sys.stderr)
+        reason = error
+    fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path) or "model.npz")
+    try:
+        checkpoint.save_checkpoint(model, fallback, step=step)
+    except (OSError, ValueError) as error:
+        raise BadInput(f"could not write {path} ({reason}) nor {fallback} ({error}); the model is lost") from None
+    print(f"train: could not write {path} ({reason}); the trained model is saved in {fallback}", file=sys.stderr)
+
+
+def write_summary(path, summary):
+    """The --json summary, written atomically; a NaN or infinity is written as null (JSON has neither)."""
+    from ..files import atomic_write
+    summary = {key: None if isinstance(value, float) and not np.isfinite(value) else value
+               for key, value in summary.items()}
+    text = json.dumps(summary, indent=1, allow_nan=False)
+    try:
+        atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    except OSError as error:
+        raise BadInput(f"--json {path}: could not write the summary ({error.strerror or error})") from None
 
 
 def train_command(args):
@@ -89,7 +124,7 @@ def train_command(args):
 
     With --profile, time a few training steps op by op instead (profile_command).
     """
-    from ..checkpoint import load_checkpoint
+    from ..memory import check_fits, training_floor
     from ..tasks import make_task
     from ..train import EVAL_SEED_OFFSET, train
 
@@ -105,16 +140,24 @@ def train_command(args):
         task.check(config)
         settings = dataclasses.replace(task.training, **given(args, flags["training"]))
         pretrained = task_options.get("pretrained")
-        sizes = describe_model(task, load_checkpoint(pretrained).config if pretrained else config)
+        if pretrained:                         # the checkpoint must be a model the task can start from
+            config_used = task.new_model(config, np.random.default_rng(args.seed)).config
+            task.check(config_used)
+        sizes = describe_model(task, config_used if pretrained else config)
+        check_fits(training_floor(config_used if pretrained else config, settings.batch_size),
+                   "a training step of this model and batch", "train")
     except (ValueError, TypeError, OSError) as error:
         raise BadInput(as_flags(str(error), flags)) from None
+    check_ignored(args, task, flags, pretrained)
     if args.profile:
         return profile_command(args, task, settings, task.new_model(config, np.random.default_rng(args.seed)))
-    check_outputs(args)
+    check_outputs(args, pretrained)
     print(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "
           f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
           + (f", from {pretrained}" if pretrained else ""))
     result = train(config, task, seed=args.seed, **given(args, flags["training"]))
+    if result.stopped:
+        return stopped_early(args, result)
     reached = result.reached_target_at_step
     target = settings.target_accuracy if task.exact else None
     measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
@@ -129,16 +172,47 @@ def train_command(args):
     print(f"{result.wall_seconds:.1f} s wall, {result.train_seconds:.1f} s in training steps, "
           f"{result.ms_per_step:.1f} ms/step")
     if args.save:                               # first: the trained model is what took the time
-        save_or_keep(result.model, args.save)
+        save_or_keep(result.model, args.save, result.steps)
     print("\n" + "\n".join(task.show(result.model)))
     if args.json:
         summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
         summary.update(measures, **task.model_measures(result.model))     # translate: BLEU, chrF, examples
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=1)
+        write_summary(args.json, summary)
     if args.plot:
         plot_training(result, task, args.plot)
     return 0 if reached or target is None else 1
+
+
+def check_ignored(args, task, flags, pretrained):
+    """An option given where it would be ignored is refused, in one line: better than a silent no-op."""
+    ignored = []
+    if args.profile:
+        ignored += [f"--{name}" for name in ("save", "json", "plot") if getattr(args, name) is not None]
+    elif args.profile_steps is not None:
+        ignored.append("--profile-steps (it times --profile)")
+    if not task.exact and hasattr(args, "target_accuracy"):
+        ignored.append(f"--target-accuracy (the {args.task} task has no exact answer to reach)")
+    if pretrained:
+        ignored += [f"{flag.flag} (the sizes are the --pretrained model's)" for flag in flags["model"].values()
+                    if hasattr(args, flag.field) and flag.field != "dropout"]
+    if ignored:
+        what = "with --profile" if args.profile else "here"
+        raise BadInput(f"{ignored[0]} would be ignored {what}; leave it out" if len(ignored) == 1 else
+                       f"{', '.join(ignored)} would be ignored {what}; leave them out")
+
+
+def stopped_early(args, result):
+    """Training stopped by Ctrl-C, SIGTERM or a NaN loss: save the model of the last good step, say so in one
+    line (exit status 130 for a signal, 1 for a NaN loss)."""
+    if args.save and result.steps:
+        save_or_keep(result.model, args.save, result.steps)
+        kept = f"the model of step {result.steps} is saved in {args.save}"
+    else:
+        kept = "nothing saved (no --save)" if result.steps else "no step was completed; nothing saved"
+    if args.json:
+        write_summary(args.json, {key: value for key, value in result.summary().items() if key != "eval_history"})
+    print(f"train: {result.stopped}; {kept}", file=sys.stderr)
+    return 130 if result.stopped.startswith("interrupted") else 1
 
 
 def describe_model(task, c):
@@ -154,6 +228,7 @@ def profile_command(args, task, settings, model):
     from ..optim import Adam, WarmupSchedule
     from ..tools.profile import profile_steps, profile_table
 
+    args.profile_steps = 20 if args.profile_steps is None else args.profile_steps
     if args.profile_steps < 1:
         raise BadInput(f"--profile-steps must be >= 1, got {args.profile_steps}")
     batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
@@ -188,7 +263,8 @@ def plot_training(result, task, path):
                     title=f"{result.task}: training loss")
     plot.attention_heatmap(probs, x_labels=key_labels, y_labels=query_labels,
                            ax=ax_attention, title=f"{last}, mean over heads")
-    figure.savefig(path, dpi=100)
+    from ..files import atomic_write
+    atomic_write(path, lambda f: figure.savefig(f, format=os.path.splitext(path)[1][1:].lower(), dpi=100))
     plot.plt.close(figure)
 
 
@@ -249,12 +325,14 @@ def add_parser(commands):
         add_argument(train, flag, task_help(declared_by[flag.flag]))
     for flag in [*flags["model"].values(), *flags["training"].values()]:
         add_argument(train, flag, flag.help)
-    train.add_argument("--seed", type=int, default=0, help="seed of the weights and the training data")
+    train.add_argument("--seed", type=seed, default=0, help="seed of the weights and the training data")
     train.add_argument("--json", metavar="PATH", help="write the result (steps, times, losses, ...) as JSON")
     train.add_argument("--save", metavar="PATH", help="save the trained model as an .npz checkpoint")
     train.add_argument("--plot", metavar="PATH", help="save a PNG of the loss curve and an attention map")
+    train.add_argument("--force", action="store_true",
+                       help="replace an existing file at --save, --json or --plot even if tinytransformer did not write it")
     train.add_argument("--profile", action="store_true",
                        help="instead of training, time --profile-steps steps op by op (forward and backward) "
                             "and print the table")
-    train.add_argument("--profile-steps", type=int, default=20, metavar="N", help="steps timed by --profile")
+    train.add_argument("--profile-steps", type=int, default=None, metavar="N", help="steps timed by --profile (default: 20)")
     train.set_defaults(run=train_command)

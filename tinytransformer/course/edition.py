@@ -79,6 +79,9 @@ def build_edition(target, ops=None, tape=False, project=PROJECT):
         if not (project / needed).exists():
             raise EditionError(f"the project's source tree is needed ({project / needed} is missing); "
                                "run it from a clone of tinytransformer, installed with pip install -e")
+    if target.resolve().is_relative_to(project.resolve()):
+        raise EditionError(f"{target} is inside the project ({project.resolve()}), which the edition is copied "
+                           "from: it would copy itself; give a folder outside it (nothing was written)")
     files = op_files(project)
     ops = list(files) if ops is None else list(ops)
     unknown = [name for name in ops if name not in files]

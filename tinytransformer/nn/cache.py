@@ -33,6 +33,9 @@ class KeysValues:
         if self.k is not None and not self.grows:
             return self.k, self.v                                   # the encoder output's, from the first step
         k, v = (t.data for t in attention.keys_values(x_kv))      # (B, h, T_new, d_k): the new positions only
+        if self.k is not None and len(k) != len(self.k):
+            raise ValueError(f"KVCache: this cache holds a batch of {len(self.k)} rows, the input has {len(k)}; "
+                             "use a new cache (model.new_cache()) for a new batch")
         if self.k is not None:
             k = np.concatenate([self.k, k], axis=-2)                # (B, h, T_k + T_new, d_k)
             v = np.concatenate([self.v, v], axis=-2)

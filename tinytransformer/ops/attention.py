@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .checks import check_float, check_ids, check_mask
+from .checks import check_finite, check_float, check_ids, check_integer, check_mask
 from .softmax import softmax_backward, softmax_forward
 
 
@@ -19,6 +19,8 @@ def causal_mask(T, start=0):
     keys are positions 0 .. start + T - 1: (T, start + T), query i sees 0 .. start + i.
     (Incremental decoding: the earlier positions' keys come from a cache.)
     """
+    check_integer("causal_mask", "T", T, 1)
+    check_integer("causal_mask", "start", start, 0)
     return np.tri(T, start + T, start, dtype=bool)
 
 
@@ -70,6 +72,7 @@ def attention_forward(q, k, v, keep=None, scale=None):
         check_mask("attention", keep, scores_shape)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
+    check_finite("attention", "scale", scale)
     scores = q @ k.swapaxes(-1, -2) * scale                # (..., T_q, T_k)
     if keep is not None:
         scores = np.where(keep, scores, -np.inf)           # -inf where not kept

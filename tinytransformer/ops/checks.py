@@ -52,3 +52,15 @@ def check_mask(op, keep, target_shape, target_name="scores"):
     if shape != tuple(target_shape):
         raise ValueError(f"{op}: mask of shape {keep.shape} does not broadcast to "
                          f"{target_name} of shape {tuple(target_shape)}")
+
+
+def check_integer(op, name, value, low):
+    """value must be an integer (not a bool, not 2.5) >= low."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{op}: {name} must be an integer >= {low}, got {value!r}")
+
+
+def check_finite(op, name, value):
+    """value must be a real number, not NaN or infinite (a NaN scale makes every output NaN)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"{op}: {name} must be a finite number, got {value!r}")

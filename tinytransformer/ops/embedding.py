@@ -3,7 +3,7 @@ import functools
 
 import numpy as np
 
-from .checks import check_float, check_ids
+from .checks import check_float, check_ids, check_integer
 
 
 def embedding_forward(ids, table):
@@ -52,6 +52,7 @@ def positional_encoding_forward(x, offset=0):
     check_float("positional_encoding", x=x)
     if x.ndim < 2:
         raise ValueError(f"positional_encoding: x must be (..., T, d_model), got shape {x.shape}")
+    check_integer("positional_encoding", "offset", offset, 0)
     T = x.shape[-2]
     P = _positions(offset + T, x.shape[-1])[offset:]                  # (T, d_model)
     return x + P.astype(x.dtype, copy=False), None

@@ -61,8 +61,8 @@ class Training:
                 raise ValueError(f"train: {name} must be a positive integer, got {getattr(self, name)!r}")
         if not isinstance(self.eval_every, (int, np.integer)) or self.eval_every < 0:
             raise ValueError(f"train: eval_every must be an integer >= 0 (0 = only at the end), got {self.eval_every!r}")
-        if not self.lr_scale > 0:
-            raise ValueError(f"train: lr_scale must be > 0, got {self.lr_scale!r}")
+        if not 0 < self.lr_scale < np.inf:
+            raise ValueError(f"train: lr_scale must be a finite number > 0, got {self.lr_scale!r}")
         if self.target_accuracy is not None and not 0 <= self.target_accuracy <= 1:
             raise ValueError(f"train: target_accuracy must be in [0, 1] (a share of exact matches), "
                              f"got {self.target_accuracy!r}")

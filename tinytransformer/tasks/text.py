@@ -209,6 +209,8 @@ def generate_text(model, corpus, prompt, n_tokens, rng, temperature=0.8, top_k=N
     The model sees at most config.max_len positions, so generation goes in
     chunks: each chunk is sampled after the last max_len // 2 tokens so far.
     """
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) or n_tokens < 0:
+        raise ValueError(f"generate_text: n_tokens must be an integer >= 0, got {n_tokens!r}")
     rng = np.random.default_rng(rng)
     ids = corpus.encode(prompt)
     n_wanted = len(ids) + n_tokens

@@ -16,6 +16,9 @@ import numbers
 
 import numpy as np
 
+from ..files import atomic_write, check_outputs
+from .split import KNOWN_PATTERNS
+
 FILE_FORMAT = "tinytransformer tokenizer"
 FILE_VERSION = 1
 
@@ -62,20 +65,29 @@ class Tokenizer:
         kept = ids if include_special else [i for i in ids if i < self.n_ordinary]
         return b"".join(self.vocab[i] for i in kept).decode("utf-8", errors="replace")
 
-    def save(self, path):
-        """Write the tokenizer to path as readable JSON (load it with the class's load)."""
+    def save(self, path, force=False):
+        """Write the tokenizer to path as readable JSON (load it with the class's load).
+
+        Written atomically (a temporary file beside path, then renamed). An existing file is replaced only
+        if it is a tokenizer file, or with force=True.
+        """
         header = {"format": FILE_FORMAT, "version": FILE_VERSION, "type": type(self).__name__,
                   **self.file_fields(), "special_tokens": list(self.special_tokens)}
         lines = [f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
         body_key, body = self.file_body()
         rows = ",\n".join(f"  {json.dumps(row, ensure_ascii=False)}" for row in body)
         text = "{\n" + ",\n".join(lines) + f',\n {json.dumps(body_key)}: [\n' + rows + "\n ]\n}\n"
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        check_outputs({f"{type(self).__name__}.save": path}, force=force,
+                      is_ours={f"{type(self).__name__}.save": is_tokenizer_file})
+        atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
     @classmethod
-    def load(cls, path):
-        """The tokenizer saved at path; a file that is damaged or of another kind is a ValueError."""
+    def load(cls, path, trust_pattern=False):
+        """The tokenizer saved at path; a file that is damaged or of another kind is a ValueError.
+
+        A pre-split pattern is a regular expression, and a regular expression can take time exponential in
+        its input ("(a+)+$"); a file's pattern must be one of split.KNOWN_PATTERNS unless trust_pattern.
+        """
         who = f"{cls.__name__}.load"
         with open(path, encoding="utf-8") as f:
             try:
@@ -90,6 +102,10 @@ class Tokenizer:
         if saved.get("type") != cls.__name__:
             raise ValueError(f"{who}: {path} holds a {saved.get('type')!r} tokenizer, not a {cls.__name__}; "
                              f"load it with {saved.get('type')}.load")
+        if not trust_pattern and saved.get("pattern") not in KNOWN_PATTERNS:
+            raise ValueError(f"{who}: {path} has its own pre-split pattern; expected GPT-2's or none. A pattern "
+                             "is a regular expression that can take hours on a short text; pass "
+                             "trust_pattern=True if you trust the file")
         try:
             return cls.from_file(saved)
         except (KeyError, TypeError, ValueError) as error:
@@ -140,3 +156,12 @@ def as_id_list(ids, vocab_size, who):
         if not 0 <= i < vocab_size:
             raise ValueError(f"{who}: id {i} is outside the vocabulary [0, {vocab_size})")
     return [int(i) for i in ids]
+
+
+def is_tokenizer_file(path):
+    """True if path holds a tokenizer file (so saving over it loses nothing the user made)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(len(FILE_FORMAT) + 20).startswith(f'{{\n "format": "{FILE_FORMAT}"')
+    except (OSError, UnicodeDecodeError):
+        return False

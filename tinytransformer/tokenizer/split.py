@@ -27,6 +27,8 @@ SPLIT_PATTERN = r"""
   | \s+                       # any other run of whitespace ("\n" before a word)
 """
 
+KNOWN_PATTERNS = (SPLIT_PATTERN, None)     # what a tokenizer file may hold without trust_pattern=True
+
 
 def compile_pattern(pattern, who):
     """The compiled pre-split pattern (verbose syntax), or None for no pre-splitting."""

@@ -1,0 +1,376 @@
+"""Nothing lost, nothing silent: each way a careless or unlucky user could lose a trained model or a file of
+their own, hang the machine, or get a quiet wrong answer, tried once (tests/careless_user.py runs them all
+and counts)."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import tinytransformer as tt
+from tinytransformer.__main__ import main
+from tinytransformer.checkpoint import checkpoint_step, load_checkpoint, save_checkpoint
+from tinytransformer.files import OutputError, atomic_write, check_outputs
+from tinytransformer.gradcheck import GradcheckError, gradcheck
+from tinytransformer.tokenizer import BPE, CharTokenizer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--task", "copy", "--seq-len", "3", "--symbols", "3", "--d-model", "16", "--heads", "2", "--layers", "1",
+        "--d-ff", "16", "--batch-size", "8", "--warmup", "10", "--eval-every", "0"]
+
+
+def refused(capsys, *arguments, task=TINY):
+    """Run train with arguments; it must stop before any work with exit status 2 and one line. -> that line."""
+    status = main(["train", *task, "--steps", "2", *arguments])
+    out = capsys.readouterr()
+    assert status == 2 and out.out == "", out
+    assert len(out.err.strip().splitlines()) == 1, out.err
+    return out.err
+
+
+def tiny_model():
+    return tt.nn.GPT(tt.nn.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_len=8), rng=0)
+
+
+def test_case_1_save_and_json_on_one_path_is_refused(tmp_path, capsys):
+    path = tmp_path / "m.npz"
+    assert f"--json {path}: expected a name ending in .json" in refused(capsys, "--save", str(path), "--json", str(path))
+    assert not path.exists()                 # each writer has its own extension, so two outputs cannot coincide
+
+
+def test_case_2_pretrained_and_save_on_one_path_is_refused(tmp_path, capsys):
+    path = tmp_path / "mlm.npz"
+    assert main(["train", "--task", "mlm", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+                 "--steps", "2", "--batch-size", "4", "--save", str(path)]) == 0
+    before = path.read_bytes()
+    capsys.readouterr()
+    status = main(["train", "--task", "classify", "--steps", "2", "--pretrained", str(path), "--save", str(path)])
+    err = capsys.readouterr().err
+    assert status == 2 and "--save" in err and "the same file as --pretrained" in err
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("flag", ["--save", "--json", "--plot"])
+def test_case_3_a_folder_that_does_not_exist_or_a_trailing_slash_is_refused_up_front(tmp_path, capsys, flag):
+    assert "expected a file name, got a folder" in refused(capsys, flag, str(tmp_path / "newdir") + "/")
+    name = {"--save": "m.npz", "--json": "m.json", "--plot": "m.png"}[flag]
+    assert "does not exist" in refused(capsys, flag, str(tmp_path / "newdir" / name))
+    assert os.listdir(tmp_path) == []                       # no stray temporary file
+
+
+@pytest.mark.parametrize("flag", ["--save", "--json", "--plot"])
+def test_case_4_an_empty_path_is_refused(capsys, flag):
+    assert "expected a file name, got ''" in refused(capsys, flag, "")
+
+
+def interrupt_training(tmp_path, number, wait=1.0):
+    """Start train --save in a child process, send it signal number after wait seconds of training."""
+    path = tmp_path / "m.npz"
+    child = subprocess.Popen([sys.executable, "-m", "tinytransformer", "train", *TINY, "--steps", "100000",
+                              "--save", str(path)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    child.stdout.readline()                                 # the header: training has started
+    time.sleep(wait)
+    child.send_signal(number)
+    out, err = child.communicate(timeout=60)
+    return child.returncode, err, path
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_case_5_ctrl_c_and_sigterm_save_the_model_and_name_the_step(tmp_path, number):
+    status, err, path = interrupt_training(tmp_path, number)
+    step = int(re.search(r"the model of step (\d+) is saved in", err).group(1))
+    assert status == 130 and f"interrupted ({signal.Signals(number).name}) after step {step}" in err
+    assert len(err.strip().splitlines()[-1:]) == 1 and "Traceback" not in err
+    assert checkpoint_step(path) == step and type(load_checkpoint(path)) is tt.nn.Transformer
+
+
+def test_case_6_no_writer_replaces_a_file_it_did_not_make(tmp_path, capsys):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("my notes")
+    with pytest.raises(OutputError, match="exists and was not written by tinytransformer"):
+        CharTokenizer.train("abc").save(precious)
+    with pytest.raises(OutputError, match="exists and was not written by tinytransformer"):
+        BPE.train("abc abc", 257).save(precious)
+    assert precious.read_text() == "my notes"
+    for flag, name in [("--json", "notes.json"), ("--plot", "photo.png")]:
+        (tmp_path / name).write_text("mine")
+        assert "exists and was not written by tinytransformer" in refused(capsys, flag, str(tmp_path / name))
+        assert (tmp_path / name).read_text() == "mine"
+    CharTokenizer.train("abc").save(precious, force=True)     # asked for in so many words
+    assert CharTokenizer.load(precious).vocab_size == 3
+
+
+def test_case_6_a_write_that_fails_leaves_the_old_file(tmp_path):
+    path = tmp_path / "tok.json"
+    CharTokenizer.train("abc").save(path)
+    before = path.read_bytes()
+
+    def fail(f):
+        f.write(b"half a fi")
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(path, fail)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["tok.json"]
+
+
+def test_case_7_a_tokenizer_file_with_its_own_pattern_is_refused_unless_trusted(tmp_path):
+    path = tmp_path / "tok.json"
+    BPE.train("aaab aab", 258, pattern=None).save(path)
+    saved = json.loads(path.read_text())
+    saved["pattern"] = "(a+)+$"
+    path.write_text(json.dumps(saved))
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="has its own pre-split pattern"):
+        BPE.load(path)
+    assert time.perf_counter() - start < 0.5
+    assert BPE.load(path, trust_pattern=True).pattern == "(a+)+$"
+
+
+@pytest.mark.parametrize("field, value", [("vocab_size", 10**11), ("n_layers", 10**6), ("max_len", 10**11)])
+def test_case_8_a_checkpoint_config_is_checked_before_the_model_is_built(tmp_path, field, value):
+    path = tmp_path / "m.npz"
+    save_checkpoint(tiny_model(), path)
+    with np.load(path) as archive:
+        arrays = dict(archive)
+    config = json.loads(str(arrays["config"]))
+    config[field] = value
+    arrays["config"] = np.array(json.dumps(config))
+    np.savez(path, **arrays)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="does not match its config|needs about .* GiB of memory"):
+        load_checkpoint(path)
+    assert time.perf_counter() - start < 1
+
+
+@pytest.mark.parametrize("command", [["train", *TINY], ["gradcheck", "--ops", "linear"]])
+def test_case_9_a_negative_seed_is_one_line(capsys, command):
+    with pytest.raises(SystemExit):
+        main([*command, "--seed", "-1"])
+    err = capsys.readouterr().err
+    assert "--seed: expected an integer >= 0, got -1" in err and len(err.strip().splitlines()) == 1
+
+
+def test_case_11_a_pretrained_model_that_does_not_fit_the_task_is_refused_before_the_header(tmp_path, capsys):
+    path = tmp_path / "gpt.npz"
+    save_checkpoint(tiny_model(), path)
+    err = refused(capsys, "--pretrained", str(path), task=["--task", "classify"])
+    assert "--pretrained needs a BERT checkpoint" in err
+
+
+def test_case_12_a_plot_extension_matplotlib_cannot_write_is_refused(tmp_path, capsys):
+    assert "expected a name ending in .png or .svg or .pdf" in refused(capsys, "--plot", str(tmp_path / "out.xyz"))
+
+
+def test_case_14_a_summary_that_cannot_be_written_at_the_end_is_one_line(tmp_path, capsys, monkeypatch):
+    from tinytransformer import files
+
+    def full_disk(path, write, mode="wb"):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(files, "atomic_write", full_disk)
+    status = main(["train", *TINY, "--steps", "2", "--json", str(tmp_path / "run.json")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.strip().splitlines()[-1].endswith("could not write the summary (No space left on device)")
+
+
+def test_case_15_an_infinite_learning_rate_is_refused(capsys):
+    assert "--lr-scale must be a finite number > 0, got inf" in refused(capsys, "--lr-scale", "inf")
+
+
+def test_case_15_a_nan_loss_stops_training_and_keeps_the_last_good_model(tmp_path, capsys, monkeypatch):
+    from tinytransformer.tasks import sequences
+    calls = []
+
+    def loss_nan_at_step_3(model, batch, label_smoothing=0.0):
+        calls.append(1)
+        value = sequences.transformer_loss(model, batch, label_smoothing)
+        return value * np.nan if len(calls) == 3 else value
+    monkeypatch.setattr(sequences.CopyTask, "loss", staticmethod(loss_nan_at_step_3))
+    path, summary = tmp_path / "m.npz", tmp_path / "m.json"
+    status = main(["train", *TINY, "--steps", "10", "--save", str(path), "--json", str(summary)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and err[-1] == f"train: the loss was nan at step 3; the model of step 2 is saved in {path}"
+    assert checkpoint_step(path) == 2 and np.isfinite(json.loads(summary.read_text())["losses"]).all()
+
+
+def test_case_15_save_checkpoint_refuses_nan_weights(tmp_path):
+    model = tiny_model()
+    model.embed.table.data[0, 0] = np.nan
+    with pytest.raises(ValueError, match="parameter embed.table holds NaN or infinite values"):
+        save_checkpoint(model, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--profile", "--save", "m.npz"], "--save would be ignored with --profile"),
+    (["--profile-steps", "3"], "--profile-steps (it times --profile) would be ignored"),
+    (["--target-accuracy", "0.5"], "--target-accuracy (the text task has no exact answer"),
+])
+def test_case_22_an_option_that_would_be_ignored_is_refused(capsys, arguments, message):
+    task = ["--task", "text"] if "--target-accuracy" in arguments else TINY
+    assert message in refused(capsys, *arguments, task=task)
+
+
+def test_case_22_model_sizes_with_pretrained_are_refused(tmp_path, capsys):
+    path = tmp_path / "mlm.npz"
+    main(["train", "--task", "mlm", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--steps", "1",
+          "--batch-size", "4", "--save", str(path)])
+    capsys.readouterr()
+    status = main(["train", "--task", "classify", "--pretrained", str(path), "--d-model", "32"])
+    err = capsys.readouterr().err
+    assert status == 2 and "--d-model (the sizes are the --pretrained model's) would be ignored" in err
+
+
+def test_case_23_checkpoint_paths(tmp_path):
+    with pytest.raises(ValueError, match=f"save_checkpoint {tmp_path / 'no' / 'm.npz'}: the folder .* does not exist"):
+        save_checkpoint(tiny_model(), tmp_path / "no" / "m.npz")
+    with pytest.raises(TypeError, match="load_checkpoint: expected a path \\(str\\), got NoneType"):
+        load_checkpoint(None)
+
+
+@pytest.mark.parametrize("arguments, names", [(["--ops", "linear", "--ops", "softmax"], ["linear", "softmax"]),
+                                              (["--ops", "linear,"], ["linear"]),
+                                              (["--op", "linear", "--op", "linear"], ["linear"])])
+def test_case_23_gradcheck_ops_repeated_or_with_a_trailing_comma(capsys, monkeypatch, arguments, names):
+    from tinytransformer.cli import gradcheck
+    graded = []
+    monkeypatch.setattr(gradcheck, "grade", lambda ops, seed: graded.append(ops) or [])
+    monkeypatch.setattr(gradcheck, "report", lambda grades: [])
+    main(["gradcheck", *arguments])
+    assert graded == [names]
+
+
+def test_case_24_files_are_written_with_ordinary_permissions(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        save_checkpoint(tiny_model(), tmp_path / "m.npz")
+        CharTokenizer.train("abc").save(tmp_path / "tok.json")
+    finally:
+        os.umask(umask)
+    for name in ("m.npz", "tok.json"):
+        assert os.stat(tmp_path / name).st_mode & 0o777 == 0o644
+
+
+def test_the_rule_output_paths_distinct_from_each_other_and_from_inputs(tmp_path):
+    with pytest.raises(OutputError, match="--b .*the same file as --a"):
+        check_outputs({"--a": str(tmp_path / "x.npz"), "--b": str(tmp_path / "." / "x.npz")})
+    check_outputs({"--a": str(tmp_path / "x.npz"), "--b": None}, inputs={"--in": str(tmp_path / "y.npz")})
+
+
+def tiny_transformer():
+    return tt.nn.Transformer(tt.nn.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, d_ff=8,
+                                                     max_len=8), rng=0)
+
+
+@pytest.mark.parametrize("temperature", [np.nan, np.inf])
+def test_case_16_a_nan_or_infinite_temperature_is_refused(temperature):
+    with pytest.raises(ValueError, match="sample: temperature must be a finite number"):
+        tt.decode.sample(tiny_model(), np.array([[3, 4]]), 3, rng=0, temperature=temperature)
+
+
+def test_case_17_generate_text_refuses_a_negative_length():
+    from tinytransformer.tasks.text import generate_text
+    with pytest.raises(ValueError, match="generate_text: n_tokens must be an integer >= 0, got -2"):
+        generate_text(tiny_model(), None, "The boy", -2, rng=0)
+
+
+def test_case_18_a_nan_attention_scale_is_refused():
+    q = np.ones((2, 3, 4))
+    with pytest.raises(ValueError, match="attention: scale must be a finite number, got nan"):
+        tt.functional.attention(q, q, q, scale=np.nan)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda a: 3, "fn must return one Tensor, got int"),
+    (lambda a: True, "fn must return one Tensor, got bool"),
+    (lambda a: tt.Tensor(a.data.astype(np.float16)), "does not depend on any input through the tape"),
+    (lambda a: tt.Tensor(a.data.astype(complex)), "fn must return a Tensor of floating-point numbers, got dtype complex128"),
+    (lambda a: tt.Tensor(np.array("x")), "got dtype <U1"),
+])
+def test_case_19_gradcheck_refuses_what_it_cannot_check(fn, message):
+    with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+        gradcheck(fn, np.ones(3))
+
+
+def test_case_19_gradcheck_says_float64_when_given_float32():
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    with pytest.raises(GradcheckError,
+                       match=r"input 0 is float32: .* check in float64"):
+        gradcheck(tt.functional.softmax, x)
+
+
+def test_case_19_gradcheck_of_a_function_reading_data_is_checked():
+    """fn reads a.data to build a constant: the numeric pass gives it Tensors too, as the taped one."""
+    results = gradcheck(lambda a: a * float(a.data.sum() > 0), np.arange(1.0, 4.0))
+    assert all(r.passed for r in results)
+
+
+def test_case_20_an_in_place_change_between_forward_and_backward_is_an_error():
+    a = tt.Tensor(np.array([1.0]), requires_grad=True)
+    with tt.Tape() as tape:
+        loss = (a * a).sum()
+    with pytest.raises(ValueError, match="read-only"):
+        a.data[...] = 5
+    tape.backward(loss)
+    assert a.grad.tolist() == [2.0]             # d(a^2)/da at the a the forward pass saw
+    a.data[...] = 5                              # after backward: writeable again (the optimizer's update)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, ids: tt.decode.sample(m, ids, 3, rng=0, top_k=2.5), "top_k must be an integer >= 1, got 2.5"),
+    (lambda m, ids: tt.decode.greedy(m, ids, 2.0), "max_len must be an integer >= 1, got 2.0"),
+    (lambda m, ids: tt.decode.greedy(tiny_transformer(), np.zeros((1, 0), dtype=np.int64), 3),
+     "the source is empty"),
+    (lambda m, ids: tt.decode.beam_search(m, ids, 3, length_penalty=np.nan), "length_penalty must be a finite number"),
+    (lambda m, ids: tt.decode.sample(m, ids, 3, rng=-1), "sample: rng (a seed) must be an integer >= 0, got -1"),
+])
+def test_case_21_decoding_arguments_are_one_clear_line(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call(tiny_model(), np.array([[3, 4]]))
+
+
+def test_case_21_a_kv_cache_reused_with_another_batch_size_is_refused():
+    model, cache = tiny_model(), None
+    cache = model.new_cache()
+    model.decode(np.array([[3, 4]]), cache)
+    with pytest.raises(ValueError, match="KVCache: this cache holds a batch of 1 rows, the input has 2"):
+        model.decode(np.array([[3], [4]]), cache)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: tt.functional.causal_mask(2.5), "causal_mask: T must be an integer >= 1, got 2.5"),
+    (lambda: tt.functional.causal_mask(-1), "causal_mask: T must be an integer >= 1, got -1"),
+    (lambda: tt.functional.positional_encoding(np.ones((1, 2, 4)), offset=-5),
+     "positional_encoding: offset must be an integer >= 0, got -5"),
+])
+def test_case_23_op_arguments(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
+
+
+def test_case_10_sizes_that_cannot_fit_are_one_line_up_front(capsys):
+    err = refused(capsys, "--seq-len", "5000", task=["--task", "copy"])
+    assert re.search(r"a training step of this model and batch needs about [\d.]+ GiB of memory; this machine "
+                     r"has [\d.]+ GiB available", err)
+    assert "GiB of memory" in refused(capsys, "--d-ff", str(10**11), task=["--task", "copy"])
+
+
+def test_case_13_an_edition_inside_the_project_is_refused(capsys):
+    status = main(["assignment", os.path.join(ROOT, "tinytransformer", "edition")])
+    err = capsys.readouterr().err
+    assert status == 2 and "is inside the project" in err and len(err.strip().splitlines()) == 1
+    assert not os.path.exists(os.path.join(ROOT, "tinytransformer", "edition"))
+    assert not os.path.exists(os.path.join(ROOT, "tinytransformer", ".edition.building"))
+
+
+def test_case_8_the_check_counts_no_embedding_for_a_vision_transformer(tmp_path):
+    """A VisionTransformer's config leaves vocab_size unused: any value loads."""
+    config = tt.nn.TransformerConfig(vocab_size=10**6, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_len=5,
+                                     n_classes=3, patch_pixels=5, positions="learned")
+    save_checkpoint(tt.nn.VisionTransformer(config, rng=0), tmp_path / "vit.npz")
+    assert type(load_checkpoint(tmp_path / "vit.npz")) is tt.nn.VisionTransformer
