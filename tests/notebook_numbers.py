@@ -39,6 +39,7 @@ SOURCED = {
         "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
         "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
         "2015": "Kingma and Ba (2015), 'Adam: A Method for Stochastic Optimization'",
+        "0.05": "arithmetic of the prose: 8,000 / 16,777,216 is 0.048%, the chance a held-out row is drawn",
         "2.565": "arithmetic of the prose: ln 13, a uniform guess over the classroom model's 13 tokens",
         "11": "section 2's model: its vocabulary of 8 symbols and PAD, BOS, EOS",
     },
@@ -50,6 +51,7 @@ SOURCED = {
     },
     "11": {
         "3000": "the command line's default step budget for train --task addition (its --help)",
+        "96": "Brown et al. (2020), Table 2.1: GPT-3 175B has 96 layers; the lecture slides: '96 in GPT-3'",
     },
     "12": {
         "2.079": "arithmetic of the prose: ln 8, the loss of a uniform guess over 8 symbols",
@@ -63,6 +65,14 @@ SOURCED = {
         "3e-4": "benchmarks/history.md, the search on seeds 10-14: BERT's linear schedule at peaks 1e-3 and 3e-4",
         "600": "the command line's step budget for train --task mlm (its --help; MaskedLMTask.training)",
         "2021": "Schick and Schuetze (2021), PET; Gao et al. (2021), LM-BFF",
+        "1,000,000": "Devlin et al. (2019), appendix A.2: 1,000,000 steps of 256 sequences of 512 tokens",
+        "256": "Devlin et al. (2019), appendix A.2: batches of 256 sequences",
+        "40": "Devlin et al. (2019), appendix A.2: 'approximately 40 epochs over the 3.3 billion word corpus'",
+        "3.3": "Devlin et al. (2019), appendix A.2: the 3.3 billion word corpus",
+        "50": "the tutorial (course document 001): 'roughly 50 epochs of the 3.3 billion word corpus'",
+        "128,000": "arithmetic of the prose: 256 sequences of 512 tokens a step",
+        "128": "arithmetic of the prose: 128,000 tokens a step for 1,000,000 steps, 128 billion tokens",
+        "39": "arithmetic of the prose: 128 billion tokens over 3.3 billion words",
     },
     "13": {
         "90": "the text task's split (tasks/text.py, held_out_share=0.1): the first 90% of the characters to train on",
