@@ -251,6 +251,78 @@ def test_sourced_numbers_are_in_the_prose(path):
     assert not stale, f"{path.name}: tests/notebook_numbers.py lists {stale}, which the prose does not write"
 
 
+SECTION_HEADING = re.compile(r"^## (\d+)\.", re.MULTILINE)
+# "section 6", "Sections 8 to 10", "notebook 08, section 10", "notebook 08's section 10"
+SECTION_REFERENCE = re.compile(r"(?:notebook (\d\d)(?:, |'s ))?\b[Ss]ections? (\d+(?:\.\d+)?)")
+
+
+def section_numbers(nb):
+    """The numbers of a notebook's sections, in order, from its "## N." headings."""
+    return [number for cell in nb.cells if cell.cell_type == "markdown" for number in SECTION_HEADING.findall(cell.source)]
+
+
+def unresolved_section_references(nb, others):
+    """[(cell, reference)]: each "section N" of the prose that names no section of the notebook it points at
+    (this one, or notebook NN of others: {"08": nb, ...}). A section of another text is not checked: a dotted
+    number (the paper's "section 5.3") or "its" / "paper's" just before it."""
+    unresolved = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        text = " ".join(cell.source.split())
+        for m in SECTION_REFERENCE.finditer(text):
+            if "." in m.group(2) or re.search(r"(?:\bits|paper's|paper,|their) $", text[max(0, m.start() - 10):m.start()]):
+                continue
+            target = others.get(m.group(1)) if m.group(1) else nb
+            if target is None or m.group(2) not in section_numbers(target):
+                unresolved.append((i, m.group(0)))
+    return unresolved
+
+
+def sections_missing(nb):
+    """Sections a notebook promises and lacks: a gap in its numbering (1, 2, 3, 5: section 4 lost), or a section
+    its title cell's numbered list of contents names."""
+    numbers = [int(n) for n in section_numbers(nb)]
+    gaps = [n for n in range(1, max(numbers, default=0) + 1) if n not in numbers]
+    contents = nb.cells[0].source.partition("**Learning objectives.**")[0]
+    listed = [int(n) for n in re.findall(r"^(\d+)\. ", contents, re.MULTILINE)]
+    return sorted(set(gaps) | {n for n in listed if n not in numbers})
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_every_section_reference_resolves_and_no_section_is_lost(path):
+    others = {p.name[:2]: read(p) for p in NOTEBOOKS}
+    nb = read(path)
+    assert not unresolved_section_references(nb, others), f"{path.name}: references to no section"
+    assert not sections_missing(nb), f"{path.name}: sections promised and missing: {sections_missing(nb)}"
+
+
+def without_section(nb, number):
+    """A copy of nb with section number's heading cell taken out, as an edit that lost it."""
+    lost = copy.deepcopy(nb)
+    lost.cells = [c for c in lost.cells if not (c.cell_type == "markdown" and re.search(rf"^## {number}\.", c.source, re.M))]
+    return lost
+
+
+@pytest.mark.parametrize("prefix, number", [("04_", 5), ("07_", 6), ("08_", 6)])
+def test_the_section_checks_catch_a_lost_section(prefix, number):
+    """The three sections an earlier edit lost (04's query with nothing to attend to, 07's weight tying, 08's
+    alignment mass) are each caught when taken out again: a gap in the numbering, a reference that resolves
+    no more (08's "the picture of section 6"), or the title's list of contents (07)."""
+    nb = read(notebook(prefix))
+    assert not sections_missing(nb)
+    lost = without_section(nb, number)
+    assert number in sections_missing(lost)
+    if prefix == "08_":
+        assert (4, "section 6") in [(i, ref) for i, ref in unresolved_section_references(lost, {})]
+
+
+def test_a_reference_to_another_notebooks_section_is_checked_there():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 99 · x\n\nsee notebook 08, section 10 and notebook 08, section 11")]
+    assert unresolved_section_references(nb, {"08": read(notebook("08_"))}) == [(0, "notebook 08, section 11")]
+
+
 def test_the_number_check_catches_a_quote_that_drifted():
     def notebook_with(prose, printed, code="x = 1"):
         nb = nbformat.v4.new_notebook()
