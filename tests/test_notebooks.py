@@ -414,6 +414,27 @@ def variance_rows():
     return rows
 
 
+def test_the_three_properties_of_self_attention_in_notebook_01():
+    """Parameters independent of the length, n^2 weights independent of the width, non-linear without an
+    activation: computed here with the library and found in the committed outputs."""
+    rng = np.random.default_rng(0)
+    W = [rng.standard_normal((4, 3)) for _ in range(3)]
+    def attend(X):
+        return F.attention(X @ W[0], X @ W[1], X @ W[2])
+    for n in (3, 30):
+        out, weights = attend(rng.standard_normal((n, 4)))
+        assert out.shape == (n, 3) and weights.shape == (n, n)
+    X = rng.standard_normal((5, 4))
+    assert not np.allclose(attend(2 * X)[0].data, 2 * attend(X)[0].data)
+    outputs = all_outputs(read(notebook("01_")))
+    for n in (3, 30, 300):
+        assert f"n = {n:>3}: parameters 36, output ({n}, 3), attention weights ({n}, {n})" in outputs
+    for d_model in (4, 64, 512):
+        assert f"d_model = {d_model:>3}: attention weights (5, 5)" in outputs
+    gaps = re.search(r"largest \|f\(2X\) - 2 f\(X\)\|: ([0-9.]+); largest \|f\(A \+ B\) - f\(A\) - f\(B\)\|: ([0-9.]+)", outputs)
+    assert gaps and min(map(float, gaps.groups())) > 0.1
+
+
 def test_variance_of_the_scores_in_notebook_01():
     outputs = all_outputs(read(notebook("01_")))
     for row in variance_rows():
