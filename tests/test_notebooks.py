@@ -323,6 +323,26 @@ def test_a_reference_to_another_notebooks_section_is_checked_there():
     assert unresolved_section_references(nb, {"08": read(notebook("08_"))}) == [(0, "notebook 08, section 11")]
 
 
+TEX_ESCAPE_IN_TEXT = re.compile(r"\\text\{[^}]*\\[_%&#${}][^}]*\}")
+
+
+def tex_escapes_shown_as_text(nb):
+    """[(cell, formula part)]: a TeX escape inside \\text{...}, which MathJax shows as written (one\\_hot)."""
+    return [(i, m.group(0)) for i, cell in enumerate(nb.cells) if cell.cell_type == "markdown"
+            for m in TEX_ESCAPE_IN_TEXT.finditer(cell.source)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_no_tex_escape_is_shown_as_text_in_a_formula(path):
+    assert not tex_escapes_shown_as_text(read(path))
+
+
+def test_the_escape_check_catches_a_backslash_in_text():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("$da = (p - \\text{one\\_hot}) / B$ and $\\text{one-hot}$")]
+    assert tex_escapes_shown_as_text(nb) == [(0, "\\text{one\\_hot}")]
+
+
 def test_the_number_check_catches_a_quote_that_drifted():
     def notebook_with(prose, printed, code="x = 1"):
         nb = nbformat.v4.new_notebook()

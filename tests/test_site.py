@@ -124,11 +124,13 @@ def test_notebook_reader_collapses_what_jupyter_collapses():
     nbformat = pytest.importorskip("nbformat")
     from book import read_notebook
     notebook = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("answer = 42", metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}}),
+        nbformat.v4.new_code_cell("answer = 42\ncheck_exercise_2(answer)",
+                                  metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}}),
         nbformat.v4.new_code_cell("shown = 1"),
         nbformat.v4.new_code_cell("quiet = 2", metadata={"jupyter": {"outputs_hidden": True}})])
     cells = read_notebook(nbformat.writes(notebook)).cells
-    assert [cell.metadata.get("tags") for cell in cells] == [["solution", "hide-input"], [], ["hide-output"]]
+    assert [cell.metadata.get("tags") for cell in cells] == [["solution", "hide-cell"], [], ["hide-output"]]
+    assert cells[0].metadata["mystnb"]["code_prompt_show"] == "Solution to exercise 2"
 
 
 # ---- serving the site and visiting every page ------------------------------------------
@@ -183,6 +185,7 @@ _PAGE_FACTS = """() => ({
     cutOff: [...document.querySelectorAll('pre')].filter(p => p.scrollWidth > p.clientWidth + 1)
             .map(p => p.innerText.slice(0, 80)),
     cellCode: [...document.querySelectorAll('div.cell pre')].map(p => parseFloat(getComputedStyle(p).fontSize)),
+    cellLinks: document.querySelectorAll('div.cell a.sphinx-codeautolink-a').length,
     shrunkFigures: [...document.querySelectorAll('div.cell img')]
                    .filter(i => i.getBoundingClientRect().width < i.naturalWidth - 1).map(i => i.src),
     // prose set as a block (a formula one step a line), as the browser lays its lines out
@@ -264,6 +267,9 @@ def test_the_checks_catch_a_bad_page(tmp_path, serve, browser):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
+    """One run of the book's build, from a tree without the pages it generates (as a fresh clone has none)."""
+    for folder in ("notebooks", "code", "api"):
+        shutil.rmtree(ROOT / "docs" / folder, ignore_errors=True)
     out = tmp_path_factory.mktemp("site")
     result = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html",
                              "-d", str(out / ".doctrees"), "docs", str(out / "html")],
@@ -399,6 +405,27 @@ def test_search_finds_a_function_offline(visited, browser):
 
 @pytest.mark.site
 @needs_browser
+def test_no_solution_is_visible_on_load_and_each_is_labelled(visited):
+    """A solution's code and its output (the check passing) stay closed until clicked, under its exercise's name."""
+    _, _, facts, _ = visited
+    notebooks = {page: f["text"] for page, f in facts.items() if page.startswith("notebooks/")}
+    shown = [page for page, text in notebooks.items() if re.search(r"Exercise \d+: correct", text)]
+    assert not shown, f"solution outputs visible on load: {shown}"
+    assert all(re.search(r"Solution to exercise \d+", text) for text in notebooks.values())
+
+
+@pytest.mark.site
+@needs_browser
+def test_names_in_code_cells_link_to_the_api_on_every_notebook(visited):
+    """One build from a fresh tree links the names in every notebook's code cells to their API entries."""
+    _, _, facts, _ = visited
+    counts = {page: f["cellLinks"] for page, f in facts.items() if page.startswith("notebooks/")}
+    assert len(counts) >= 14 and all(counts.values()), counts
+    assert sum(counts.values()) >= 100
+
+
+@pytest.mark.site
+@needs_browser
 def test_notebook_inline_code_links_to_the_annotated_source(visited):
     _, base, facts, _ = visited
     links = facts["notebooks/04_multi_head_attention_and_masks.html"]["links"]
@@ -466,8 +493,9 @@ _CELLS = """() => [...document.querySelectorAll('div.cell')].map(cell => {
 @pytest.mark.site
 @needs_browser
 def test_collapsed_cells_open_on_a_click(site, browser):
-    """A code cell Jupyter shows collapsed (jupyter.source_hidden: the solutions) is collapsed
-    in the book, its output shown; a click on its bar shows its code. Every other cell shows its code."""
+    """A solution cell is collapsed whole in the book, code and output (its output is the check passing);
+    another cell Jupyter shows collapsed shows its output; a click on a bar shows what it hides. Every other
+    cell shows its code."""
     folder, _ = site
     page = browser.new_page()
     solutions = 0
@@ -480,11 +508,12 @@ def test_collapsed_cells_open_on_a_click(site, browser):
         cells = page.evaluate(_CELLS)
         assert len(cells) == len(code_cells), notebook.name
         for cell, source, is_hidden in zip(cells, code_cells, hidden):
+            is_solution = "solution" in source["metadata"].get("tags", [])
             assert cell["code"].strip() == "".join(source["source"]).strip()
-            assert (cell["codeShown"], cell["bar"], cell["outputShown"]) == (not is_hidden, is_hidden, True)
+            assert (cell["codeShown"], cell["bar"], cell["outputShown"]) == (not is_hidden, is_hidden, not is_solution)
         bars = page.locator("div.cell details > summary")
         for i in range(bars.count()):
             bars.nth(i).click()
-        assert all(cell["codeShown"] for cell in page.evaluate(_CELLS)), notebook.name
+        assert all(cell["codeShown"] and cell["outputShown"] for cell in page.evaluate(_CELLS)), notebook.name
     page.close()
     assert solutions >= 12

@@ -13,7 +13,9 @@ from code cells, sphinx-mathjax-offline bundles MathJax. This file adds:
 """
 import ast
 import inspect
+import re
 import textwrap
+from pathlib import Path
 
 import nbformat
 from docutils import nodes
@@ -83,14 +85,24 @@ order of the annotated source; each entry's [source] opens its annotated source.
 
 def read_notebook(text):
     """MyST-NB's reader for .ipynb (conf.nb_custom_formats): a cell whose code Jupyter shows
-    collapsed (metadata jupyter.source_hidden) is collapsed in the book too, its output shown."""
+    collapsed (metadata jupyter.source_hidden) is collapsed in the book too, its output shown; a
+    solution cell is collapsed whole, code and output, under a bar that says which exercise it solves
+    (the check it calls), not "Show code cell content"."""
     notebook = nbformat.reads(text, as_version=4)
     for cell in notebook.cells:
         hidden = cell.metadata.get("jupyter", {})
         tags = cell.metadata.setdefault("tags", [])
-        for key, tag in (("source_hidden", "hide-input"), ("outputs_hidden", "hide-output")):
-            if hidden.get(key) and tag not in tags:
-                tags.append(tag)
+        if "solution" in tags:                  # code and output one block, closed: its output is the answer too
+            tags.append("hide-cell")
+        else:
+            for key, tag in (("source_hidden", "hide-input"), ("outputs_hidden", "hide-output")):
+                if hidden.get(key) and tag not in tags:
+                    tags.append(tag)
+        exercise = re.search(r"check_exercise_(\d+)\(", cell.source) if "solution" in tags else None
+        if exercise:
+            cell.metadata.setdefault("mystnb", {}).update(
+                code_prompt_show=f"Solution to exercise {exercise.group(1)}",
+                code_prompt_hide=f"Hide the solution to exercise {exercise.group(1)}")
     return notebook
 
 
@@ -177,6 +189,24 @@ class PackageMap(SphinxDirective):
 
 # ---- docstrings on the API pages --------------------------------------------------------
 
+def _codeautolink(app):
+    """sphinx-codeautolink's state object, reached through its build-finished handler (None without it)."""
+    for listener in app.events.listeners.get("build-finished", []):
+        owner = getattr(listener.handler, "__self__", None)
+        if isinstance(getattr(owner, "outdated_docs", None), set):
+            return owner
+    return None
+
+
+def _link_every_page_read(app, env, docnames):
+    """sphinx-codeautolink links the code cells of the pages it found out of date when the build began, before
+    generate_sources had written them (a fresh build: none), and of no page re-read because the package changed:
+    every page this build reads is one it must link."""
+    state = _codeautolink(app)
+    if state is not None and not state.do_nothing:
+        state.outdated_docs |= {str(Path(docname)) for docname in docnames}
+
+
 def _written_docstring(obj):
     """obj's docstring as its source file has it (annotate.docstring), or None."""
     try:
@@ -197,6 +227,7 @@ def _docstring_as_prose(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("builder-inited", generate_sources, priority=400)     # before autosummary's 500
+    app.connect("env-before-read-docs", _link_every_page_read)
     app.connect("doctree-read", notebooks_depend_on_the_package)
     app.connect("doctree-resolved", link_inline_code)
     app.add_post_transform(NotebookSourcePaths)
