@@ -27,6 +27,7 @@ nb_execution_mode = "off"                    # never execute: render the committ
 nb_merge_streams = True
 nb_custom_formats = {".ipynb": "book.read_notebook"}   # Jupyter's collapsed cells stay collapsed
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 2                     # references.md#lecture-slides: the course documents, cited
 # a notebook jumping from # to ### renders fine: not worth failing the book's test over
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 

@@ -83,6 +83,25 @@ order of the annotated source; each entry's [source] opens its annotated source.
                 stale.unlink()
 
 
+# How the notebooks name the course documents, and the section of docs/references.md each links to
+COURSE_DOCUMENTS = [
+    (r"tutorial among the course documents|document 001", "tutorial"),
+    (r"notes with PyTorch snippets|document 002", "notes-with-pytorch-snippets"),
+    (r"lecture slides|document 003", "lecture-slides"),
+    (r"course notes|document 000", "course-notes"),
+    (r"(?:worked example's |common )?write-up|document 004", "worked-example"),
+]
+
+
+def cite_course_documents(markdown):
+    """The first name of each course document in a markdown cell, as a link to its entry on the references page
+    (not inside code, math or an existing link)."""
+    for pattern, anchor in COURSE_DOCUMENTS:
+        outside = r"(?<![`$\[\w-])"
+        markdown = re.sub(outside + rf"({pattern})(?![^\[]*\])", rf"[\1](../references.md#{anchor})", markdown, count=1)
+    return markdown
+
+
 def read_notebook(text):
     """MyST-NB's reader for .ipynb (conf.nb_custom_formats): a cell whose code Jupyter shows
     collapsed (metadata jupyter.source_hidden) is collapsed in the book too, its output shown; a
@@ -90,6 +109,9 @@ def read_notebook(text):
     (the check it calls), not "Show code cell content"."""
     notebook = nbformat.reads(text, as_version=4)
     for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cite_course_documents(cell.source)
+            continue
         hidden = cell.metadata.get("jupyter", {})
         tags = cell.metadata.setdefault("tags", [])
         if "solution" in tags:                  # code and output one block, closed: its output is the answer too
