@@ -124,3 +124,14 @@ def test_the_map_lists_every_part_of_the_package():
     on_disk = {path.stem if path.is_file() else path.name for path in PACKAGE.iterdir()
                if (path.suffix == ".py" and path.name != "__init__.py") or (path / "__init__.py").is_file()}
     assert set(map_order()) == on_disk
+
+
+def test_the_books_reading_order_is_the_maps():
+    """The book lists the package in one order of its own (docs/_ext/files.py): the map's, part for part."""
+    import sys
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        from files import READING_ORDER
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
+    assert READING_ORDER == map_order()

@@ -18,26 +18,29 @@ def module_name(path):
     return ".".join(parts)
 
 
+# The book's reading order of the package's top level: its parts from the bottom of the import flow up, as
+# the README's map lists them (tests/test_site.py checks that the two agree). A sub-package's files follow
+# the map in its own docstring (ops/__init__.py, nn/__init__.py, ...).
+READING_ORDER = ["ops", "files", "memory", "vocabulary", "tokenizer", "tensor", "functional", "gradcheck", "nn",
+                 "optim", "decode", "checkpoint", "metrics", "tasks", "train", "course", "tools", "cli", "__main__"]
+
 _LISTED_LINE = re.compile(r"^[ \t]+((?:\w+(?:\.py|/), )*\w+(?:\.py|/))\s", re.MULTILINE)
 
 
 def _listed_order(text):
-    """The file stems a map of files lists, in order: lines like "  tensor.py   Tensor and Tape"
-    or "  data.py, text.py   old names"."""
+    """The file stems a sub-package's map of files lists, in order: lines like "  softmax.py   softmax and log-softmax"."""
     return list(dict.fromkeys(re.findall(r"\w+(?=\.py|/)", "\n".join(_LISTED_LINE.findall(text)))))
 
 
 def _reading_key(path):
-    """Reading order: a package's __init__ first, then its files in the order its map lists
-    them (the README's "What is inside" for the package, a sub-package's own docstring
-    for that sub-package), then the files no map lists, alphabetically."""
+    """Reading order: a package's __init__ first, then its files in the order READING_ORDER (the top level) or
+    the package's own docstring lists them, then the files no list names, alphabetically."""
     key = []
     folder = PACKAGE
     for part in path.relative_to(PACKAGE).parts:
         stem = part.removesuffix(".py")
         if folder == PACKAGE:
-            readme = (ROOT / "README.md").read_text()
-            listed = _listed_order(readme.partition("## What is inside")[2])
+            listed = READING_ORDER
         elif (folder / "__init__.py").is_file():
             listed = _listed_order(docstring(ast.parse((folder / "__init__.py").read_text())) or "")
         else:
