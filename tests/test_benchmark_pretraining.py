@@ -73,3 +73,29 @@ def test_notebook_12_prints_the_recorded_curve():
         line = (f"{row['readout']:<8}{row['labelled']:>9}{cell(row['scratch']):>17}{cell(row['pretrained']):>17}"
                 f"{row['gap']:>+8.3f}   {row['pretrained_ahead']} of {len(record['seeds'])} seeds")
         assert line in printed, f"notebook 12 does not print {line!r}"
+
+
+def test_notebook_12_prints_seed_0_of_the_mask_rule_record():
+    """benchmarks/mask_rule.py repeats notebook 12's comparison of the 80/10/10 rule with [MASK] only over seeds; its
+    seed 0 after 1000 steps is the notebook's own run, so the notebook's table and the record's must agree."""
+    record = json.loads((RESULTS / "mask_rule.json").read_text())
+    assert record["seeds"][0] == 0 and 1000 in record["steps"] and len(record["seeds"]) >= 5
+    notebook = nbformat.read(ROOT / "notebooks" / "12_bert_encoder_only.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
+    for rule, shown in (("80/10/10", "80/10/10 (BERT)"), ("[MASK] only", "[MASK] only")):
+        run = next(r["by_step"]["1000"] for r in record["runs"] if (r["seed"], r["rule"]) == (0, rule))
+        row = f"{shown:<26}" + "".join(f"{run[k]:>16.3f}" for k in ("[MASK]", "another symbol", "unchanged"))
+        assert row in printed, row
+
+
+def test_the_transfer_page_shows_the_mask_rule_record():
+    record = json.loads((RESULTS / "mask_rule.json").read_text())
+    page = (ROOT / "docs" / "results" / "transfer.md").read_text()
+    for step in record["steps"]:
+        for rule in ("80/10/10", "[MASK] only"):
+            runs = [r["by_step"][str(step)] for r in record["runs"] if r["rule"] == rule]
+            means = " | ".join(f"{statistics.mean(run[k] for run in runs):.3f}"
+                               for k in ("[MASK]", "another symbol", "unchanged"))
+            learned = sum(run["cloze"] >= 0.99 for run in runs)
+            row = f"| {rule} | {step} | {means} | {learned} of {len(runs)} |"
+            assert row in page, row
