@@ -19,6 +19,7 @@ import base64
 import copy
 import io
 import re
+import subprocess
 from decimal import Decimal
 from pathlib import Path
 
@@ -33,7 +34,8 @@ nbformat = pytest.importorskip("nbformat")
 
 import notebook_numbers  # noqa: E402  (tests/notebook_numbers.py: the prose's numbers that come from elsewhere)
 
-NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 # A guard against a hung cell, not a speed target: the 60-second budget of a
 # notebook is measured by benchmarks/notebook_times.py, never by a timed test.
@@ -249,6 +251,101 @@ def test_sourced_numbers_are_in_the_prose(path):
               for n, _ in prose_numbers(cell.source)}
     stale = [n for n in sourced_for(path) if number_value(n) not in quoted]
     assert not stale, f"{path.name}: tests/notebook_numbers.py lists {stale}, which the prose does not write"
+
+
+HEADING = re.compile(r"^#{1,3} ", re.MULTILINE)
+MEASURED = re.compile(r"^\d+\.\d{3,}$")          # a measurement as the prose quotes it: 3 decimals or more
+
+
+def prose_by_section(nb):
+    """[(cell, section index, markdown text)], the markdown cut at its headings, with
+    {section index: (numbers printed, numbers written in code)} of the code cells in each section."""
+    section, pieces, code = 0, [], {}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            for j, part in enumerate(HEADING.split(cell.source)):
+                section += j > 0
+                pieces.append((i, section, part))
+        else:
+            printed, written = code.setdefault(section, (set(), set()))
+            printed |= printed_values(output_text(cell))
+            written |= printed_values(cell.source)
+    return pieces, code
+
+
+def quotes_far_from_their_output(nb, sourced):
+    """[(cell, number, context)]: a measured number of the prose (three decimals or more) that no code cell of its
+    own section prints or writes, nor of a section its sentence names ("section 2's ln V"), and sourced does not
+    list. A number printed somewhere else in the notebook describes something else: ln 11 is not ln 13."""
+    pieces, code = prose_by_section(nb)
+    numbered = {}                                  # "## 7." heading -> its section index
+    for _, section, text in pieces:
+        m = re.match(r"(\d+)\.", text)
+        if m and section not in numbered.values():
+            numbered[m.group(1)] = section
+    listed = {number_value(n) for n in sourced}
+    far = []
+    for i, section, text in pieces:
+        for sentence in re.split(r"(?<=[.;])\s+", " ".join(text.split())):
+            named = [numbered.get(n) for n in re.findall(r"[Ss]ections? (\d+)", sentence)]
+            for number, context in prose_numbers(sentence):
+                value = number_value(number)
+                if MEASURED.match(number) and value not in listed and not any(
+                        value in set().union(*code.get(s, ((), ()))) for s in [section, *named]):
+                    far.append((i, number, context))
+    return far
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_each_measured_number_is_printed_in_the_section_that_quotes_it(path):
+    far = quotes_far_from_their_output(read(path), sourced_for(path))
+    assert not far, (f"{path.name}: measured numbers quoted away from the output that prints them (quote them in "
+                     "its section, or name the section: 'section 3's 0.512'):\n"
+                     + "\n".join(f"  cell {i}: {number} in ...{context}..." for i, number, context in far))
+
+
+THRESHOLD = re.compile(r"(\d+(?:\.\d+)?)% (?:is )?reached|reach(?:es|ed)? (\d+(?:\.\d+)?)%")
+
+
+def thresholds_not_met(nb):
+    """[(cell, number, threshold)]: in a clause of the prose that says a run reached N% ("99% reached"), a share
+    quoted as a fraction (two decimals or more) below N/100."""
+    wrong = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        for clause in re.split(r"[.;](?=\s)", " ".join(cell.source.split())):
+            for m in THRESHOLD.finditer(clause):
+                threshold = Decimal(m.group(1) or m.group(2)) / 100
+                wrong += [(i, n, str(threshold)) for n in re.findall(r"\b0\.\d{2,}\b", clause) if Decimal(n) < threshold]
+    return wrong
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_no_share_said_to_reach_a_threshold_is_below_it(path):
+    assert not thresholds_not_met(read(path))
+
+
+def git_version(path, commit):
+    """nbformat notebook of path as it was at commit (the repository's history)."""
+    shown = subprocess.run(["git", "show", f"{commit}:{path.relative_to(ROOT).as_posix()}"], cwd=ROOT,
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        pytest.skip(f"no git history here ({shown.stderr.strip()})")
+    return nbformat.reads(shown.stdout, as_version=4)
+
+
+def test_the_number_checks_catch_the_three_slips_put_back():
+    """The three wrong numbers a reading found, each in the notebook as it was before its fix: 08 compared a loss
+    with ln 11 = 2.398 printed in section 2 for another model, 01 quoted the unscaled weights where it spoke of
+    the scaled ones, and 12 said a run stopped at 99% with 0.987."""
+    before_fix = "098e444^"
+    slip_08 = [(i, n) for i, n, _ in quotes_far_from_their_output(git_version(notebook("08_"), before_fix), {})]
+    assert (25, "2.398") in slip_08
+    slip_01 = [n for _, n, _ in quotes_far_from_their_output(git_version(notebook("01_"), before_fix), {})]
+    assert "0.0634" in slip_01
+    slip_12 = thresholds_not_met(git_version(notebook("12_"), "8032b2a"))
+    assert (20, "0.987", "0.99") in slip_12
 
 
 SECTION_HEADING = re.compile(r"^## (\d+)\.", re.MULTILINE)
