@@ -182,6 +182,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--task text --seq-len 700", "text: --seq-len must be an integer from 2 to 610, got 700"),
     ("--task mlm --k-max 1", "mlm: --k-max must be an integer >= 2, got 1"),
     ("--task classify --labelled 0", "classify: --labelled must be an integer >= 1, got 0"),
+    ("--task classify --labelled 100000000000", "classify: --labelled = 100000000000 needs about"),
     ("--task classify --readout CLS", "classify: --readout must be one of cloze, cls, got 'CLS'"),
     ("--task mlm --k-max 2 --sentence-objective", "mlm: the sentence objective needs halves of at least 3"),
     ("--task classify --sentence-objective", "--sentence-objective is not an option of the classify task"),

@@ -58,3 +58,12 @@ def test_classify_trains_on_the_number_of_labelled_sequences_asked(n):
     rows = {row.tobytes() for row in task.labelled.ids}
     assert all(row.tobytes() in rows for row in batch.ids)           # every training row is a labelled one
     assert tasks.ClassifyTask(n_labelled=n, seed=3).labelled.ids.tobytes() != task.labelled.ids.tobytes()
+
+
+def test_classify_refuses_more_labelled_sequences_than_memory_holds_before_drawing_any(monkeypatch):
+    from tinytransformer import memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 2**30)          # a machine with 1 GiB free
+    with pytest.raises(ValueError, match=r"^classify: n_labelled = 100000000 needs about [\d.]+ GiB of memory; "
+                                         r"this machine has 1.0 GiB available$"):
+        tasks.ClassifyTask(n_labelled=100_000_000)
+    assert len(tasks.ClassifyTask(n_labelled=64).labelled.labels) <= 64    # a class-sized request still works

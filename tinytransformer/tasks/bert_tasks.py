@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import functional as F, nn
 from ..checkpoint import load_checkpoint
+from ..memory import check_fits
 from ..nn import inference
 from ..vocabulary import PAD
 from .batches import LabelledBatch
@@ -139,6 +140,8 @@ class ClassifyTask(Task):
         if self.readout not in self.READOUTS:
             raise ValueError(f"classify: readout must be one of {', '.join(self.READOUTS)}, got {self.readout!r}")
         self.k_min = min_half(self.k_max, self.variable_length)
+        # each labelled row is drawn (int64), kept as bytes to compare with the held-out rows, and copied once kept
+        check_fits(4 * 8 * self.n_labelled * (1 + 2 * self.k_max), f"n_labelled = {self.n_labelled}", "classify")
         labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
         self.held_out = make_sequences(self.n_held_out, self.k_max, self.n_symbols,
                                        np.random.default_rng(eval_seed), self.k_min)
