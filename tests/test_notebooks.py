@@ -613,6 +613,34 @@ def test_crossover_in_notebook_10():
         assert d / 8 <= n_star <= 8 * d, f"d = {d}: the measured crossover {n_star:.0f} is nowhere near n = d"
 
 
+def test_attention_is_parallel_and_recurrence_sequential_in_notebook_10():
+    """The concept behind notebook 10's "sequential operations": self-attention computes every position in one
+    step, since no position's output waits for another's (each row alone, from the inputs, is the same row), while
+    a recurrent layer's state at t needs its state at t - 1. And the measurement the notebook draws from it: the
+    convolution, with 1.5 times the recurrent layer's multiply-adds but no position waiting, is the faster of the
+    two from some length on at every width."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 6, 8))                                        # (B, T, d_model)
+    mha = tt.nn.MultiHeadAttention(8, 2, rng, dtype="float64")
+    together = mha(x, x).data                                                 # (1, 6, 8): one pass, every query
+    alone = np.concatenate([mha(x[:, t:t + 1], x).data for t in range(6)], axis=1)   # one query at a time
+    assert np.allclose(together, alone, atol=1e-12)
+    W_h, u = rng.standard_normal((8, 8)), rng.standard_normal((6, 8))
+
+    def states(first):                                                        # h_t = tanh(u_t + h_(t-1) W_h)
+        h, out = first, []
+        for u_t in u:
+            h = np.tanh(u_t + h @ W_h)
+            out.append(h)
+        return np.array(out)
+    moved = np.abs(states(np.zeros(8)) - states(np.full(8, 1e-3))).max(axis=1)   # (6,): every later state moves
+    assert (moved > 0).all()
+    outputs = all_outputs(read(notebook("10_")))
+    for d in (64, 256, 1024):
+        since = re.search(rf"d = {d:>4}: the convolution is faster than the recurrent layer from n = (\d+) on", outputs)
+        assert since, f"notebook 10: no length from which the convolution stays ahead at d = {d}"
+
+
 # ---------------------------------------------------------------------------
 # Notebook 11 (GPT): causality bit for bit, why the sum is written reversed, the cache.
 
@@ -679,6 +707,23 @@ def test_gpt_lessons_in_notebook_11():
     assert "top-k 1 sampling == greedy on the 1000 held-out addition problems: True" in outputs
 
 
+def test_few_shot_prompting_in_notebook_11():
+    """Section 7's lesson in its printed numbers: with no solved example in view the model can only guess among the
+    four shifts it was trained on (a quarter right), with one it answers; hand-written examples of a known shift
+    change its answer to the same question; a shift it never met is not learnt from examples."""
+    outputs = all_outputs(read(notebook("11_")))
+    accuracy = {int(k): float(a) for k, a in
+                re.findall(r"y_\d, with (\d) solved examples? in view: accuracy ([0-9.]+)", outputs)}
+    assert sorted(accuracy) == [0, 1, 2, 3], "notebook 11 does not print the few-shot accuracies"
+    assert abs(accuracy[0] - 0.25) < 0.05 and min(accuracy[k] for k in (1, 2, 3)) >= 0.95, accuracy
+    answers = re.findall(r"\(c = (\d)\), question 4 -> the model answers (\d), \(4 \+ c\) mod 10 = (\d)", outputs)
+    assert len(answers) == 3
+    for c, answer, right in answers:
+        assert (answer == right) == (int(c) < 4), (c, answer, right)        # shifts 0..3 were trained on
+    unseen = re.search(r"c = 6, never in training: accuracy on y_2..y_4 ([0-9.]+)", outputs)
+    assert unseen and float(unseen.group(1)) < 0.1
+
+
 # Notebook 12 (BERT): the 80/10/10 frequencies it measures, what a bidirectional stack sees, PAD.
 
 def mask_frequency_rows():
@@ -733,6 +778,27 @@ def test_what_each_position_sees_in_notebook_12():
     assert pad, "notebook 12 does not print the PAD check"
     masked, spacing, unmasked = map(float, pad.groups())
     assert masked <= 64 * spacing and unmasked > 1.0, pad.groups()
+
+
+def test_heads_beyond_cls_in_notebook_12():
+    """Section 12's fine-tuning heads for the other tasks it names (sequence classification such as sentiment,
+    token classification such as named entities, span prediction for question answering): the shapes it prints
+    are the library's, and a span head's start probabilities are a distribution over the positions."""
+    outputs = all_outputs(read(notebook("12_")))
+    for line in ("sequence head on [CLS]:      (3, 2)   (B, classes)",
+                 "token head at every position: (3, 9, 5)   (B, T, tags)",
+                 "span head at every position:  (3, 9, 2)   (B, T, 2); p(start) sums to [1. 1. 1.] over T",
+                 "masked-LM head (pretrained):  (3, 9, 13)   (B, T, V): a token head over the vocabulary"):
+        assert line in outputs, f"notebook 12 does not print {line!r}"
+    from tinytransformer.tasks import ClassifyTask
+    rng = np.random.default_rng(0)
+    bert = tt.nn.BERT(ClassifyTask(k_max=4).config(d_model=16, n_heads=2, n_layers=1, d_ff=32), rng=0)
+    ids = ClassifyTask(k_max=4).held_out.ids[:3]                               # (3, 9)
+    hidden = bert.encode(ids)                                                  # (3, 9, 16)
+    assert tt.nn.Linear(16, 2, rng)(bert.first_position(hidden)).shape == (3, 2)
+    assert tt.nn.Linear(16, 5, rng)(hidden).shape == (3, 9, 5)
+    scores = tt.nn.Linear(16, 2, rng)(hidden).data                             # (3, 9, 2)
+    assert np.allclose(F.softmax(scores[..., 0]).data.sum(axis=1), 1.0)
 
 
 # Notebook 13 (tokenization): BPE merge by merge, and the per-character comparison it reports.
