@@ -563,6 +563,19 @@ def base_model_count():
     return sum(p.data.size for p in tt.nn.Transformer(config, rng=0).parameters())
 
 
+def test_why_several_heads_in_notebook_04():
+    """Section 7's measurement: on a task that needs the symbol before and the one after each position, one head
+    mostly fetches one neighbour and guesses the other (about 1/8 right), two heads of half the width each take one
+    side (one head on t - 1, the other on t + 1) and name the pairs."""
+    outputs = all_outputs(read(notebook("04_")))
+    right = {int(h): [float(r) for r in rs.split()] for h, rs in
+             re.findall(r"(\d) heads? +of width \d+: held-out pairs named right, seeds 0-3: ([0-9. ]+)\n", outputs)}
+    assert sorted(right) == [1, 2] and all(len(r) == 4 for r in right.values()), right
+    assert sum(r < 0.2 for r in right[1]) >= 2 and sum(r > 0.99 for r in right[2]) >= 3, right
+    looks = re.findall(r"2 heads, seed 0, head (\d): on t - 1 ([0-9.]+), on t \+ 1 ([0-9.]+)", outputs)
+    assert sorted((float(left) > 0.9, float(after) > 0.9) for _, left, after in looks) == [(False, True), (True, False)]
+
+
 def test_base_model_count_in_notebook_07():
     count = base_model_count()                       # about 250 MB of float32 for a moment
     assert abs(count - 65e6) / 65e6 < 0.05, f"the base model has {count:,} parameters, not about the paper's 65M"
