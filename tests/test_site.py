@@ -76,6 +76,27 @@ def test_annotate_anchors_methods_by_qualified_name():
     assert sections[1].code[0] == "    @staticmethod"
 
 
+def test_annotate_groups_a_run_of_short_defs_into_one_row():
+    source = ("class T:\n"
+              "    def __add__(self, o): return add(self, o)\n"
+              "    def __radd__(self, o): return add(o, self)\n"
+              "    # Why sub is here.\n"
+              "    def __sub__(self, o): return sub(self, o)\n"
+              "    def __rsub__(self, o):\n        return sub(o, self)\n"
+              "    def __mul__(self, o): return mul(self, o)\n"
+              "    def long(self):\n        a = 1\n        return a\n"
+              "\n\ndef add(a, b):\n    return a\n")
+    _, sections = annotate(source)
+    # one row for __add__ and __radd__; the comment starts a row of its own, which no def joins (its prose is
+    # about __sub__); a def of two lines and a one-line def group; a three-line def is alone; a module function
+    # does not join a class's methods
+    assert [s.anchors() for s in sections] == [["T"], ["T.__add__", "T.__radd__"], ["T.__sub__"],
+                                               ["T.__rsub__", "T.__mul__"], ["T.long"], ["add"]]
+    assert sections[1].code == ["    def __add__(self, o): return add(self, o)",
+                                "    def __radd__(self, o): return add(o, self)"]
+    assert sections[2].prose == ["Why sub is here."]
+
+
 def test_a_docstring_keeps_the_indentation_of_its_formulas():
     # every line after the first indented: inspect.cleandoc (and autodoc) would flatten them
     module = ast.parse('"""Layer norm.\n\n    xhat = (x - mean) / std\n    y    = gamma * xhat\n"""\n')
@@ -194,9 +215,10 @@ _PAGE_FACTS = """() => ({
     rendererOutputs: document.querySelectorAll('mjx-container').length,
     text: document.body.innerText,
     width: window.innerWidth,
-    // blocks whose lines do not fit: they scroll sideways or hide their ends
+    // blocks whose lines do not fit: they scroll sideways or hide their ends (the annotated source's code
+    // scrolls by design, checked on its own)
     cutOff: [...document.querySelectorAll('pre')].filter(p => p.scrollWidth > p.clientWidth + 1)
-            .map(p => p.innerText.slice(0, 80)),
+            .filter(p => !p.closest('.annotated-code')).map(p => p.innerText.slice(0, 80)),
     cellCode: [...document.querySelectorAll('div.cell pre')].map(p => parseFloat(getComputedStyle(p).fontSize)),
     cellLinks: document.querySelectorAll('div.cell a.sphinx-codeautolink-a').length,
     // a solution's output is its check passing: shown on load, or kept closed under its labelled bar
@@ -211,6 +233,11 @@ _PAGE_FACTS = """() => ({
     // prose set as a block (a formula one step a line), as the browser lays its lines out
     proseBlocks: [...document.querySelectorAll('article pre')]
                  .filter(p => !p.closest('.annotated-code, div.cell')).map(p => p.innerText),
+    // the annotated source's blocks: derivations (prose) and code, how their lines are laid out
+    annotatedBlocks: [...document.querySelectorAll('.annotated-source pre')].map(p => ({
+        derivation: !!p.closest('.annotated-prose'), whiteSpace: getComputedStyle(p).whiteSpace,
+        overflowX: getComputedStyle(p).overflowX, fits: p.scrollWidth <= p.clientWidth + 1,
+        text: p.innerText.slice(0, 60)})),
 })"""
 
 _MATH_READY = """() => window.MathJax && MathJax.startup && MathJax.startup.promise
@@ -537,3 +564,52 @@ def test_collapsed_cells_open_on_a_click(site, browser):
         assert all(cell["codeShown"] and cell["outputShown"] for cell in page.evaluate(_CELLS)), notebook.name
     page.close()
     assert solutions >= 12
+
+
+@pytest.mark.site
+@needs_browser
+def test_the_annotated_source_keeps_every_line_whole_at_1280_pixels(visited):
+    """At a laptop's width no line of the annotated source wraps: each derivation step is one line and fits,
+    above its code; a code line longer than its column scrolls sideways with its block (never cut off)."""
+    _, _, facts, _ = visited
+    blocks = [(page, b) for page, f in facts.items() if page.startswith("code/") for b in f["annotatedBlocks"]]
+    derivations = [(page, b) for page, b in blocks if b["derivation"]]
+    assert len(derivations) >= 11 and len(blocks) > 300
+    assert [(page, b["text"]) for page, b in blocks if b["whiteSpace"] != "pre"] == []
+    assert [(page, b["text"]) for page, b in derivations if not b["fits"]] == []
+    assert [(page, b["text"]) for page, b in blocks if not b["fits"] and b["overflowX"] not in ("auto", "scroll")] == []
+
+
+_NARROW = """() => ({
+    formulas: [...document.querySelectorAll('article mjx-container[display="true"]')].map(m => ({
+        overflowX: getComputedStyle(m).overflowX, right: m.getBoundingClientRect().right,
+        scrolls: m.scrollWidth > m.clientWidth + 1})),
+    outputs: [...document.querySelectorAll('div.cell_output pre')].map(p => ({
+        whiteSpace: getComputedStyle(p).whiteSpace, overflowX: getComputedStyle(p).overflowX,
+        right: p.getBoundingClientRect().right})),
+    width: window.innerWidth,
+})"""
+
+
+@pytest.mark.site
+@needs_browser
+def test_on_a_phone_wide_formulas_and_tables_scroll_instead_of_being_cut(site, browser):
+    """At 390 pixels a display formula wider than the column scrolls sideways inside it, and a text output keeps
+    its lines (a table keeps its columns) and scrolls: nothing runs past the screen's edge."""
+    folder, _ = site
+    page = browser.new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    scrolling = 0
+    for notebook in NOTEBOOKS:
+        page.goto((folder / "notebooks" / f"{notebook.stem}.html").as_uri(), wait_until="load")
+        page.evaluate(_MATH_READY)
+        narrow = page.evaluate(_NARROW)
+        width = narrow["width"]
+        for formula in narrow["formulas"]:
+            assert formula["overflowX"] == "auto" and formula["right"] <= width + 1, (notebook.name, formula)
+            scrolling += formula["scrolls"]
+        for output in narrow["outputs"]:
+            assert output["whiteSpace"] == "pre" and output["overflowX"] == "auto", (notebook.name, output)
+            assert output["right"] <= width + 1, (notebook.name, output)
+    page.close()
+    assert scrolling >= 10          # the wide formulas are there, and they scroll rather than being cut

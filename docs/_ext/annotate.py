@@ -4,7 +4,10 @@ A section is the prose a reader should see next to a piece of code: the
 full-line comments just above it and, for a def or class, its docstring. The
 code column keeps everything else, inline comments (shape comments) included,
 with the file's own line numbers. Each def and class starts a section of its
-own and gets an anchor: its qualified name (`Tensor.backward`).
+own and gets an anchor: its qualified name (`Tensor.backward`), except that a
+run of one-line defs with no prose between them (`Tensor.__add__`,
+`__radd__`, ...; functional's `add`, `sub`, ...: a def and a one-line body at
+most) is one section with an anchor for each.
 
 Pure: reads text, returns data; the Sphinx side lives in book.py.
 """
@@ -18,9 +21,13 @@ class Section:
     code: list = field(default_factory=list)      # lines of source, as written
     first_line: int = 0                           # 1-based line number of code[0]
     anchor: str | None = None                     # qualified name of the def/class it opens
+    grouped: list = field(default_factory=list)   # the one-line defs after it in the same section
 
     def has_code(self):
         return any(line.strip() for line in self.code)
+
+    def anchors(self):
+        return [self.anchor, *self.grouped] if self.anchor else []
 
 
 def docstring(node):
@@ -52,7 +59,8 @@ def _docstrings(tree):
 
 
 def _definitions(tree):
-    """{line of the first decorator or of `def`/`class`: qualified name}, methods included."""
+    """{line of the first decorator or of `def`/`class`: (qualified name, whether it is short: two lines
+    at most)}, methods included."""
     starts = {}
 
     def visit(node, prefix):
@@ -60,10 +68,19 @@ def _definitions(tree):
             if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = prefix + child.name
                 first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                starts[first] = name
+                starts[first] = name, child.end_lineno - first <= 1
                 visit(child, name + ".")
     visit(tree, "")
     return starts
+
+
+def _joins(section, definition, short_names):
+    """Whether a short def joins the section before it: that section is a run of short defs of the same class
+    (or module), without prose."""
+    name, short = definition
+    parent = name.rpartition(".")[0]
+    return (short and bool(section.anchors()) and not section.prose and set(section.anchors()) <= short_names
+            and all(anchor.rpartition(".")[0] == parent for anchor in section.anchors()))
 
 
 def annotate(source):
@@ -71,6 +88,7 @@ def annotate(source):
     tree = ast.parse(source)
     docstrings = _docstrings(tree)
     definitions = _definitions(tree)
+    short_names = {name for name, short in definitions.values() if short}
     lines = source.splitlines()
     intro = ""
     sections = [Section()]
@@ -87,11 +105,14 @@ def annotate(source):
                 _add_paragraph(current.prose, text)
             number = last + 1
             continue
-        if (number in definitions or stripped.startswith("#")) and current.has_code():
-            current = Section()
-            sections.append(current)
-        if number in definitions:
-            current.anchor = definitions[number]
+        if number in definitions and _joins(current, definitions[number], short_names):
+            current.grouped.append(definitions[number][0])
+        else:
+            if (number in definitions or stripped.startswith("#")) and current.has_code():
+                current = Section()
+                sections.append(current)
+            if number in definitions:
+                current.anchor = definitions[number][0]
         if stripped.startswith("#") and not current.code:
             _add_prose_line(current.prose, stripped[1:])
         elif not stripped and current.prose and not current.code:

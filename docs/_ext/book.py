@@ -137,12 +137,17 @@ def _code_block(section):
     return block
 
 
-def _api_link(module, qualname):
-    """A def/class's name, linking to its API entry where autodoc made one (a private
+def _api_links(module, qualnames):
+    """The names a row defines, each linking to its API entry where autodoc made one (a private
     helper has none: Sphinx then shows the name without a link)."""
-    ref = addnodes.pending_xref("", nodes.literal(qualname, qualname), refdomain="py", reftype="obj",
-                                reftarget=f"{module}.{qualname}", refexplicit=True)
-    return nodes.paragraph("", "", ref, classes=["annotated-name"])
+    names = nodes.paragraph("", "", classes=["annotated-name"])
+    for i, qualname in enumerate(qualnames):
+        shown = qualname if i == 0 else qualname.rpartition(".")[2]     # Tensor.__add__, __radd__, ...
+        names += addnodes.pending_xref("", nodes.literal(shown, shown), refdomain="py", reftype="obj",
+                                       reftarget=f"{module}.{qualname}", refexplicit=True)
+        if i < len(qualnames) - 1:
+            names += nodes.Text(" ")
+    return names
 
 
 class AnnotatedSource(SphinxDirective):
@@ -160,9 +165,9 @@ class AnnotatedSource(SphinxDirective):
         for section in sections:
             row = nodes.container(classes=["annotated-row"])
             prose = nodes.container("", *self._prose(section.prose), classes=["annotated-prose"])
-            if section.anchor:
-                row["ids"].append(section.anchor)
-                prose.insert(0, _api_link(module_name(path), section.anchor))
+            row["ids"].extend(section.anchors())
+            if section.anchors():
+                prose.insert(0, _api_links(module_name(path), section.anchors()))
             row += prose
             row += nodes.container("", _code_block(section), classes=["annotated-code"])
             page += row

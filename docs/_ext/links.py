@@ -17,7 +17,7 @@ ALIASES = {"tt": "tinytransformer", "F": "tinytransformer.functional"}   # as ev
 
 @functools.cache
 def _anchors(path):
-    return {section.anchor for section in annotate(path.read_text())[1]} - {None}
+    return {anchor for section in annotate(path.read_text())[1] for anchor in section.anchors()}
 
 
 def source_link(module, qualname=None):
