@@ -2,6 +2,7 @@
 
 Imports nothing heavy itself: use_threads must run before NumPy is imported.
 """
+import json
 import os
 import statistics
 import sys
@@ -60,3 +61,11 @@ def classroom_config():
     from tinytransformer.tasks.sequences import vocab_size
     return tt.TransformerConfig(vocab_size(10), d_model=64, n_heads=4, n_layers=2, d_ff=128,
                                 max_len=64, dropout=0.0)
+
+
+def write_record(path, record):
+    """Write record as JSON to path (a pathlib.Path) atomically: a run stopped halfway leaves the last record whole."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    os.replace(tmp, path)
+    print(f"wrote {path}")

@@ -10,13 +10,12 @@ the load average to benchmarks/results/digits.json and prints a table. Run from 
 """
 import argparse
 import datetime
-import json
 import os
 import pathlib
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import load_average, use_threads  # noqa: E402
+from common import load_average, use_threads, write_record  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent / "results" / "digits.json"
 
@@ -64,10 +63,7 @@ def main():
     record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "load_before": before, "runs": runs, "logistic_regression_accuracy": baseline,
               "n_train": len(task.train_set.labels), "n_held_out": len(task.held_out.labels)}
-    tmp = OUT.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, OUT)
-    print(f"wrote {OUT}")
+    write_record(OUT, record)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,12 @@ weights drawn from seeds 0-4 (batches from seed 9 + seed; seed 0 is the notebook
 """
 import argparse
 import datetime
-import json
 import os
 import pathlib
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import load_average, use_threads  # noqa: E402
+from common import load_average, use_threads, write_record  # noqa: E402
 
 OUT = pathlib.Path(__file__).resolve().parent / "results" / "mask_rule.json"
 RULES = {"80/10/10": (0.8, 0.1), "[MASK] only": (1.0, 0.0)}     # mask_share, random_share
@@ -80,10 +79,7 @@ def main():
     record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "load_before": before, "load_after": load_average(), "seeds": args.seeds,
               "steps": list(checkpoints), "runs": runs}
-    tmp = OUT.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, OUT)
-    print(f"wrote {OUT}")
+    write_record(OUT, record)
 
 
 if __name__ == "__main__":

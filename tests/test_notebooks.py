@@ -236,12 +236,16 @@ def sourced_for(path):
     return notebook_numbers.SOURCED.get(path.name[:2], {})
 
 
+def quoted(found):
+    """[(cell, number, context)] as lines of a failure message."""
+    return "\n".join(f"  cell {i}: {number} in ...{context}..." for i, number, context in found)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_numbers_in_the_prose_are_printed_or_sourced(path):
     missing = unaccounted_numbers(read(path), sourced_for(path))
     assert not missing, (f"{path.name}: numbers in the prose that no output prints (print them, or list them in "
-                         "tests/notebook_numbers.py with their source):\n"
-                         + "\n".join(f"  cell {i}: {number} in ...{context}..." for i, number, context in missing))
+                         "tests/notebook_numbers.py with their source):\n" + quoted(missing))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
@@ -300,8 +304,7 @@ def quotes_far_from_their_output(nb, sourced):
 def test_each_measured_number_is_printed_in_the_section_that_quotes_it(path):
     far = quotes_far_from_their_output(read(path), sourced_for(path))
     assert not far, (f"{path.name}: measured numbers quoted away from the output that prints them (quote them in "
-                     "its section, or name the section: 'section 3's 0.512'):\n"
-                     + "\n".join(f"  cell {i}: {number} in ...{context}..." for i, number, context in far))
+                     "its section, or name the section: 'section 3's 0.512'):\n" + quoted(far))
 
 
 THRESHOLD = re.compile(r"(\d+(?:\.\d+)?)% (?:is )?reached|reach(?:es|ed)? (\d+(?:\.\d+)?)%")
