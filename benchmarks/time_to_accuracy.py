@@ -39,7 +39,7 @@ def main(argv=None):
     args = parse_args(argv)
     use_threads(args.threads)
     from tinytransformer.tasks import Training
-from tinytransformer.train import train
+    from tinytransformer.train import train
 
     config = classroom_config()
 

@@ -64,7 +64,7 @@ def run(seed, s, max_steps):
     import numpy as np
     import tinytransformer as tt
     from tinytransformer import optim
-from tinytransformer.tasks import sequences
+    from tinytransformer.tasks import sequences
     from tinytransformer import functional as F
     from tinytransformer.train import EVAL_SEED_OFFSET, train_step   # held-out seed: seed + this
 

@@ -35,7 +35,7 @@ def main(argv=None):
     from tinytransformer.tasks.sequences import evaluate_sequences, make_batch, transformer_loss
     from tinytransformer.optim import Adam, WarmupSchedule
     from tinytransformer.tasks import Training
-from tinytransformer.train import train_step
+    from tinytransformer.train import train_step
 
     reference = import_torch_reference(args.threads)
     if reference is None:
