@@ -537,3 +537,24 @@ def test_collapsed_cells_open_on_a_click(site, browser):
         assert all(cell["codeShown"] and cell["outputShown"] for cell in page.evaluate(_CELLS)), notebook.name
     page.close()
     assert solutions >= 12
+
+
+@pytest.mark.site
+@needs_browser
+@pytest.mark.parametrize("word", ["layer_norm_backward", "warmup"])
+def test_every_search_result_has_a_summary_with_the_word(visited, browser, word):
+    """Search results carry the words around the query on each page (from _static/page_text.js), served and from
+    the files alike: Sphinx's own summaries fetch each page, which a browser refuses from file://."""
+    _, base, _, _ = visited
+    page = browser.new_page()
+    errors = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.goto(base + f"search.html?q={word}", wait_until="load")
+    page.wait_for_selector("#search-results li", timeout=20_000)
+    page.wait_for_function("() => /Search finished/.test(document.body.innerText)", timeout=20_000)
+    page.wait_for_function("() => !document.querySelector('#search-results li:not(:has(p.context))')", timeout=5_000)
+    summaries = page.eval_on_selector_all("#search-results li p.context", "ps => ps.map(p => p.textContent)")
+    page.close()
+    assert len(summaries) >= 3
+    assert [summary for summary in summaries if word not in summary.lower()] == []
+    assert errors == []

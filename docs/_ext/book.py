@@ -9,7 +9,8 @@ from code cells, sphinx-mathjax-offline bundles MathJax. This file adds:
   - the annotated-source page: comments and docstrings beside their code (annotate.py);
   - the start page's README commands and map of the package;
   - Jupyter's collapsed cells, collapsed in the book too (read_notebook);
-  - docstrings shown as written, formulas one step a line (prose.py).
+  - docstrings shown as written, formulas one step a line (prose.py);
+  - search results with a summary, from the files too (search_text.py).
 """
 import ast
 import inspect
@@ -27,6 +28,7 @@ from files import DOCS, PACKAGE, ROOT, api_docname, code_docname, module_name, n
 from links import NotebookSourcePaths, link_inline_code, notebooks_depend_on_the_package
 from prose import as_rst
 from readme_command import readme_command
+from search_text import add_search_scripts, write_page_text
 
 GENERATED = ("notebooks", "code", "api")      # folders of docs/ that the build writes
 
@@ -257,4 +259,6 @@ def setup(app):
     app.add_directive("annotated-source", AnnotatedSource)
     app.add_directive("readme-command", ReadmeCommand)
     app.add_directive("package-map", PackageMap)
+    app.connect("html-collect-pages", write_page_text)
+    app.connect("html-page-context", add_search_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
