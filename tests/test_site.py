@@ -211,6 +211,7 @@ _PAGE_FACTS = """() => ({
     // prose set as a block (a formula one step a line), as the browser lays its lines out
     proseBlocks: [...document.querySelectorAll('article pre')]
                  .filter(p => !p.closest('.annotated-code, div.cell')).map(p => p.innerText),
+    downloads: [...document.querySelectorAll('a.download[href]')].map(a => a.href),
 })"""
 
 _MATH_READY = """() => window.MathJax && MathJax.startup && MathJax.startup.promise
@@ -558,3 +559,17 @@ def test_every_search_result_has_a_summary_with_the_word(visited, browser, word)
     assert len(summaries) >= 3
     assert [summary for summary in summaries if word not in summary.lower()] == []
     assert errors == []
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_notebook_page_offers_its_notebook_for_download(visited):
+    """Under each notebook's title: a download link to a copy, in the site, of the committed notebook, byte for byte."""
+    import nbformat
+    folder, base, facts, _ = visited
+    for notebook in NOTEBOOKS:
+        links = facts[f"notebooks/{notebook.stem}.html"]["downloads"]
+        assert len(links) == 1 and links[0].startswith(base) and links[0].endswith("/" + notebook.name), links
+        copy = folder / unquote(urlsplit(links[0]).path[len(urlsplit(base).path):])
+        assert copy.read_bytes() == notebook.read_bytes()
+        nbformat.validate(nbformat.reads(copy.read_text(), as_version=4))

@@ -8,7 +8,8 @@ from code cells, sphinx-mathjax-offline bundles MathJax. This file adds:
     index (autosummary writes the API pages from it), in reading order (files.py);
   - the annotated-source page: comments and docstrings beside their code (annotate.py);
   - the start page's README commands and map of the package;
-  - Jupyter's collapsed cells, collapsed in the book too (read_notebook);
+  - Jupyter's collapsed cells, collapsed in the book too, and under a notebook's title its .ipynb
+    to download (read_notebook);
   - docstrings shown as written, formulas one step a line (prose.py);
   - search results with a summary, from the files too (search_text.py).
 """
@@ -105,11 +106,15 @@ def cite_course_documents(markdown):
 
 
 def read_notebook(text):
-    """MyST-NB's reader for .ipynb (conf.nb_custom_formats): a cell whose code Jupyter shows
-    collapsed (metadata jupyter.source_hidden) is collapsed in the book too, its output shown; a
-    solution cell is collapsed whole, code and output, under a bar that says which exercise it solves
-    (the check it calls), not "Show code cell content"."""
+    """MyST-NB's reader for .ipynb (conf.nb_custom_formats): under the title, the notebook's links (its
+    .ipynb, the annotated source); a cell whose code Jupyter shows collapsed (metadata jupyter.source_hidden)
+    is collapsed in the book too, its output shown; a solution cell is collapsed whole, code and output,
+    under a bar that says which exercise it solves (the check it calls), not "Show code cell content"."""
     notebook = nbformat.reads(text, as_version=4)
+    first = notebook.cells[0] if notebook.cells else None
+    if first is not None and first.cell_type == "markdown" and first.source.startswith("# "):
+        title, _, rest = first.source.partition("\n")
+        first.source = f"{title}\n\n```{{notebook-links}}\n```\n{rest}"
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = cite_course_documents(cell.source)
@@ -187,10 +192,15 @@ class ReadmeCommand(SphinxDirective):
         return [nodes.literal_block(command, command, language="bash", classes=["readme-command"])]
 
 
+def _doc_xref(docname, content, fromdoc):
+    """A link to the page docname (from the root of docs/), showing content."""
+    return addnodes.pending_xref("", content, refdomain="std", reftype="doc", reftarget="/" + docname,
+                                 refexplicit=True, refdoc=fromdoc)
+
+
 def _doc_ref(docname, content, fromdoc):
-    ref = addnodes.pending_xref("", content, refdomain="std", reftype="doc", reftarget="/" + docname,
-                                refexplicit=True, refdoc=fromdoc)
-    return nodes.paragraph("", "", ref)
+    """_doc_xref as a paragraph of its own (a table cell)."""
+    return nodes.paragraph("", "", _doc_xref(docname, content, fromdoc))
 
 
 class PackageMap(SphinxDirective):
@@ -209,6 +219,20 @@ class PackageMap(SphinxDirective):
         group = nodes.tgroup("", *(nodes.colspec(colwidth=width) for width in (22, 63, 15)),
                              nodes.tbody("", *rows), cols=3)
         return [nodes.table("", group, classes=["package-map"])]
+
+
+class NotebookLinks(SphinxDirective):
+    """```{notebook-links}```  -- a notebook's page: its .ipynb to download (the committed notebook,
+    copied into the site by Sphinx) and the annotated source of the package it uses."""
+
+    def run(self):
+        name = Path(self.env.docname).name + ".ipynb"
+        download = addnodes.download_reference("", "", nodes.literal(name, name), refdomain="", reftype="download",
+                                               reftarget=name, refdoc=self.env.docname, refexplicit=True)
+        code = _doc_xref("code/index", nodes.Text("the annotated source"), self.env.docname)
+        return [nodes.paragraph("", "", nodes.Text("Download this notebook: "), download,
+                                nodes.Text(". The package's code it calls, with its derivations: "), code,
+                                nodes.Text("."), classes=["notebook-links"])]
 
 
 # ---- docstrings on the API pages --------------------------------------------------------
@@ -259,6 +283,7 @@ def setup(app):
     app.add_directive("annotated-source", AnnotatedSource)
     app.add_directive("readme-command", ReadmeCommand)
     app.add_directive("package-map", PackageMap)
+    app.add_directive("notebook-links", NotebookLinks)
     app.connect("html-collect-pages", write_page_text)
     app.connect("html-page-context", add_search_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
