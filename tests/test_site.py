@@ -212,6 +212,7 @@ _PAGE_FACTS = """() => ({
     proseBlocks: [...document.querySelectorAll('article pre')]
                  .filter(p => !p.closest('.annotated-code, div.cell')).map(p => p.innerText),
     downloads: [...document.querySelectorAll('a.download[href]')].map(a => a.href),
+    figureAlts: [...document.querySelectorAll('div.cell img')].map(i => i.alt),
 })"""
 
 _MATH_READY = """() => window.MathJax && MathJax.startup && MathJax.startup.promise
@@ -573,3 +574,32 @@ def test_every_notebook_page_offers_its_notebook_for_download(visited):
         copy = folder / unquote(urlsplit(links[0]).path[len(urlsplit(base).path):])
         assert copy.read_bytes() == notebook.read_bytes()
         nbformat.validate(nbformat.reads(copy.read_text(), as_version=4))
+
+
+def test_the_notebook_reader_adds_the_links_and_each_figures_alt_text():
+    pytest.importorskip("sphinx")
+    nbformat = pytest.importorskip("nbformat")
+    from book import read_notebook
+    figure = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 01 · Title\n\nThe idea."),
+        nbformat.v4.new_code_cell("# Loss against step\nplt.plot(losses)", outputs=[figure]),
+        nbformat.v4.new_code_cell("# no figure\nx = 1"),
+        nbformat.v4.new_code_cell("plt.plot(losses)  # no caption", outputs=[figure])])
+    title, captioned, plain, uncaptioned = read_notebook(nbformat.writes(notebook)).cells
+    assert title.source == "# 01 · Title\n\n```{notebook-links}\n```\n\nThe idea."
+    assert captioned.metadata["mystnb"]["image"] == {"alt": "Loss against step"}
+    assert "mystnb" not in plain.metadata and "mystnb" not in uncaptioned.metadata
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_figure_says_what_it_shows(visited):
+    """A notebook figure's alt text is its cell's first line, a comment saying what it shows; not MyST-NB's
+    default, the image's path."""
+    _, _, facts, _ = visited
+    alts = {page: f["figureAlts"] for page, f in facts.items() if page.startswith("notebooks/")}
+    assert sum(map(len, alts.values())) >= 30
+    bad = {page: [alt for alt in page_alts if len(alt.split()) < 3 or re.search(r"[/\\]|\.(png|jpe?g|svg)$", alt)]
+           for page, page_alts in alts.items()}
+    assert {page: page_bad for page, page_bad in bad.items() if page_bad} == {}

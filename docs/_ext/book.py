@@ -109,7 +109,8 @@ def read_notebook(text):
     """MyST-NB's reader for .ipynb (conf.nb_custom_formats): under the title, the notebook's links (its
     .ipynb, the annotated source); a cell whose code Jupyter shows collapsed (metadata jupyter.source_hidden)
     is collapsed in the book too, its output shown; a solution cell is collapsed whole, code and output,
-    under a bar that says which exercise it solves (the check it calls), not "Show code cell content"."""
+    under a bar that says which exercise it solves (the check it calls), not "Show code cell content"; a
+    figure's alt text is its cell's first line, a comment that says what the figure shows."""
     notebook = nbformat.reads(text, as_version=4)
     first = notebook.cells[0] if notebook.cells else None
     if first is not None and first.cell_type == "markdown" and first.source.startswith("# "):
@@ -127,6 +128,10 @@ def read_notebook(text):
             for key, tag in (("source_hidden", "hide-input"), ("outputs_hidden", "hide-output")):
                 if hidden.get(key) and tag not in tags:
                     tags.append(tag)
+        figures = [key for output in cell.outputs for key in output.get("data", {}) if key.startswith("image/")]
+        caption = cell.source.partition("\n")[0]
+        if figures and caption.startswith("# "):
+            cell.metadata.setdefault("mystnb", {})["image"] = {"alt": caption.removeprefix("# ")}
         exercise = re.search(r"check_exercise_(\d+)\(", cell.source) if "solution" in tags else None
         if exercise:
             cell.metadata.setdefault("mystnb", {}).update(
