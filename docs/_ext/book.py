@@ -275,7 +275,18 @@ def _docstring_as_prose(app, what, name, obj, options, lines):
     written = _written_docstring(obj)
     if written is not None and written.split() == "\n".join(lines).split():
         lines[:] = written.splitlines()
-    lines[:] = as_rst(lines)
+    lines[:] = as_rst(lines) or _backward_summary(name, obj)
+
+
+def _backward_summary(name, obj):
+    """An entry for a backward pass of ops/, which has no docstring (a student's stub keeps a docstring, and its
+    derivation would be the answer): which forward pass it undoes; its [source] shows the derivation."""
+    module, _, function = name.rpartition(".")
+    forward = function.removesuffix("_backward") + "_forward"
+    if not module.startswith("tinytransformer.ops") or not hasattr(inspect.getmodule(obj), forward):
+        return []
+    return [f"The backward pass of :func:`{forward}`: its inputs' gradients, from dout and the cache it returned.",
+            "Its derivation is the comment beside its code ([source]).", ""]
 
 
 def setup(app):
