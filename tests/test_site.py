@@ -603,3 +603,28 @@ def test_every_figure_says_what_it_shows(visited):
     bad = {page: [alt for alt in page_alts if len(alt.split()) < 3 or re.search(r"[/\\]|\.(png|jpe?g|svg)$", alt)]
            for page, page_alts in alts.items()}
     assert {page: page_bad for page, page_bad in bad.items() if page_bad} == {}
+
+
+_SUMMARY_ROW = re.compile(r'<tr class="row-\w+"><td><p><a class="reference internal" href="[^"]*" title="([\w.]+)">'
+                          r'.*?</td>\s*<td><p>(.*?)</p></td>', re.DOTALL)
+
+
+@pytest.mark.site
+@needs_browser
+def test_api_summary_tables_follow_the_source_and_describe_every_entry(site):
+    """An API page's tables (Classes, Functions) list the module's names in the order its file defines them, as the
+    entries below them do, and each row has its one-line description (a backward pass of ops/: its forward's)."""
+    folder, _ = site
+    rows = 0
+    for source in SOURCES:
+        defined = [node.name for node in ast.parse(source.read_text()).body
+                   if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+        html = (folder / _api_page(source)).read_text()
+        for table in html.split('<table class="autosummary')[1:]:
+            shown = [(title.rpartition(".")[2], re.sub(r"<[^>]+>", "", text).strip())
+                     for title, text in _SUMMARY_ROW.findall(table.partition("</table>")[0])]
+            names = [name for name, _ in shown]
+            assert names == sorted(names, key=defined.index), (source, names)
+            assert [name for name, text in shown if not text] == [], source
+            rows += len(shown)
+    assert rows > 300
