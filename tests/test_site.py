@@ -238,6 +238,8 @@ _PAGE_FACTS = """() => ({
         derivation: !!p.closest('.annotated-prose'), whiteSpace: getComputedStyle(p).whiteSpace,
         overflowX: getComputedStyle(p).overflowX, fits: p.scrollWidth <= p.clientWidth + 1,
         text: p.innerText.slice(0, 60)})),
+    downloads: [...document.querySelectorAll('a.download[href]')].map(a => a.href),
+    figureAlts: [...document.querySelectorAll('div.cell img')].map(i => i.alt),
 })"""
 
 _MATH_READY = """() => window.MathJax && MathJax.startup && MathJax.startup.promise
@@ -613,3 +615,88 @@ def test_on_a_phone_wide_formulas_and_tables_scroll_instead_of_being_cut(site, b
             assert output["right"] <= width + 1, (notebook.name, output)
     page.close()
     assert scrolling >= 10          # the wide formulas are there, and they scroll rather than being cut
+@pytest.mark.parametrize("word", ["layer_norm_backward", "warmup"])
+def test_every_search_result_has_a_summary_with_the_word(visited, browser, word):
+    """Search results carry the words around the query on each page (from _static/page_text.js), served and from
+    the files alike: Sphinx's own summaries fetch each page, which a browser refuses from file://."""
+    _, base, _, _ = visited
+    page = browser.new_page()
+    errors = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.goto(base + f"search.html?q={word}", wait_until="load")
+    page.wait_for_selector("#search-results li", timeout=20_000)
+    page.wait_for_function("() => /Search finished/.test(document.body.innerText)", timeout=20_000)
+    page.wait_for_function("() => !document.querySelector('#search-results li:not(:has(p.context))')", timeout=5_000)
+    summaries = page.eval_on_selector_all("#search-results li p.context", "ps => ps.map(p => p.textContent)")
+    page.close()
+    assert len(summaries) >= 3
+    assert [summary for summary in summaries if word not in summary.lower()] == []
+    assert errors == []
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_notebook_page_offers_its_notebook_for_download(visited):
+    """Under each notebook's title: a download link to a copy, in the site, of the committed notebook, byte for byte."""
+    import nbformat
+    folder, base, facts, _ = visited
+    for notebook in NOTEBOOKS:
+        links = facts[f"notebooks/{notebook.stem}.html"]["downloads"]
+        assert len(links) == 1 and links[0].startswith(base) and links[0].endswith("/" + notebook.name), links
+        copy = folder / unquote(urlsplit(links[0]).path[len(urlsplit(base).path):])
+        assert copy.read_bytes() == notebook.read_bytes()
+        nbformat.validate(nbformat.reads(copy.read_text(), as_version=4))
+
+
+def test_the_notebook_reader_adds_the_links_and_each_figures_alt_text():
+    pytest.importorskip("sphinx")
+    nbformat = pytest.importorskip("nbformat")
+    from book import read_notebook
+    figure = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 01 · Title\n\nThe idea."),
+        nbformat.v4.new_code_cell("# Loss against step\nplt.plot(losses)", outputs=[figure]),
+        nbformat.v4.new_code_cell("# no figure\nx = 1"),
+        nbformat.v4.new_code_cell("plt.plot(losses)  # no caption", outputs=[figure])])
+    title, captioned, plain, uncaptioned = read_notebook(nbformat.writes(notebook)).cells
+    assert title.source == "# 01 · Title\n\n```{notebook-links}\n```\n\nThe idea."
+    assert captioned.metadata["mystnb"]["image"] == {"alt": "Loss against step"}
+    assert "mystnb" not in plain.metadata and "mystnb" not in uncaptioned.metadata
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_figure_says_what_it_shows(visited):
+    """A notebook figure's alt text is its cell's first line, a comment saying what it shows; not MyST-NB's
+    default, the image's path."""
+    _, _, facts, _ = visited
+    alts = {page: f["figureAlts"] for page, f in facts.items() if page.startswith("notebooks/")}
+    assert sum(map(len, alts.values())) >= 30
+    bad = {page: [alt for alt in page_alts if len(alt.split()) < 3 or re.search(r"_images/|\.(png|jpe?g|svg)$", alt)]
+           for page, page_alts in alts.items()}
+    assert {page: page_bad for page, page_bad in bad.items() if page_bad} == {}
+
+
+_SUMMARY_ROW = re.compile(r'<tr class="row-\w+"><td><p><a class="reference internal" href="[^"]*" title="([\w.]+)">'
+                          r'.*?</td>\s*<td><p>(.*?)</p></td>', re.DOTALL)
+
+
+@pytest.mark.site
+@needs_browser
+def test_api_summary_tables_follow_the_source_and_describe_every_entry(site):
+    """An API page's tables (Classes, Functions) list the module's names in the order its file defines them, as the
+    entries below them do, and each row has its one-line description (a backward pass of ops/: its forward's)."""
+    folder, _ = site
+    rows = 0
+    for source in SOURCES:
+        defined = [node.name for node in ast.parse(source.read_text()).body
+                   if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+        html = (folder / _api_page(source)).read_text()
+        for table in html.split('<table class="autosummary')[1:]:
+            shown = [(title.rpartition(".")[2], re.sub(r"<[^>]+>", "", text).strip())
+                     for title, text in _SUMMARY_ROW.findall(table.partition("</table>")[0])]
+            names = [name for name, _ in shown]
+            assert names == sorted(names, key=defined.index), (source, names)
+            assert [name for name, text in shown if not text] == [], source
+            rows += len(shown)
+    assert rows > 300

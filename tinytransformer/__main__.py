@@ -15,6 +15,7 @@ COMMANDS = (train, translate, gradcheck, assignment, grade)     # each: add_pars
 
 
 def main(argv=None):
+    """Run the command that argv (default: sys.argv[1:]) names; return the exit status (2: bad input)."""
     parser = Parser(prog="python -m tinytransformer",
                     description="A Transformer in NumPy, with hand-derived backward passes: the encoder-decoder "
                                 "(Transformer), the decoder-only GPT and the encoder-only BERT. At start-up the "

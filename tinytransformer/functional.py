@@ -27,6 +27,7 @@ def linear(x, W, b=None):
 
 
 def relu(x):
+    """max(x, 0), elementwise."""
     return apply(ops.relu_forward, ops.relu_backward, x)
 
 
@@ -41,10 +42,12 @@ def dropout(x, p, rng, training=True):
 
 
 def softmax(x, axis=-1):
+    """exp(x) over its sum along axis: each row sums to 1 (a row of -inf gives zeros)."""
     return apply(ops.softmax_forward, ops.softmax_backward, x, axis=axis)
 
 
 def log_softmax(x, axis=-1):
+    """x minus the log of the sum of exp(x) along axis: the log of softmax, computed stably."""
     return apply(ops.log_softmax_forward, ops.log_softmax_backward, x, axis=axis)
 
 
@@ -96,44 +99,55 @@ def cross_entropy(logits, targets, ignore_index=None, label_smoothing=0.0):
 
 
 def add(a, b):
+    """a + b, broadcast as in NumPy."""
     return apply(ops.add_forward, ops.add_backward, a, b)
 
 
 def sub(a, b):
+    """a - b, broadcast as in NumPy."""
     return apply(ops.sub_forward, ops.sub_backward, a, b)
 
 
 def mul(a, b):
+    """a * b, elementwise, broadcast as in NumPy."""
     return apply(ops.mul_forward, ops.mul_backward, a, b)
 
 
 def div(a, b):
+    """a / b, elementwise, broadcast as in NumPy (a zero in b is an error)."""
     return apply(ops.div_forward, ops.div_backward, a, b)
 
 
 def matmul(a, b):
+    """a @ b over the last two axes (both inputs at least 2-D), the axes in front broadcast."""
     return apply(ops.matmul_forward, ops.matmul_backward, a, b)
 
 
 def sum(x, axis=None, keepdims=False):
+    """The sum of x over axis (None: every axis), the summed axes kept as size 1 if keepdims."""
     return apply(ops.sum_forward, ops.sum_backward, x, axis=axis, keepdims=keepdims)
 
 
 def mean(x, axis=None, keepdims=False):
+    """The mean of x over axis (None: every axis), the averaged axes kept as size 1 if keepdims."""
     return apply(ops.mean_forward, ops.mean_backward, x, axis=axis, keepdims=keepdims)
 
 
 def reshape(x, shape):
+    """x's elements, in order, in the given shape."""
     return apply(ops.reshape_forward, ops.reshape_backward, x, shape=shape)
 
 
 def transpose(x, axes=None):
+    """x with its axes permuted by axes (None: reversed)."""
     return apply(ops.transpose_forward, ops.transpose_backward, x, axes=axes)
 
 
 def exp(x):
+    """e to the power x, elementwise."""
     return apply(ops.exp_forward, ops.exp_backward, x)
 
 
 def log(x):
+    """The natural log of x, elementwise (x must be positive)."""
     return apply(ops.log_forward, ops.log_backward, x)

@@ -18,6 +18,7 @@ def available_bytes():
 
 
 def gib(n_bytes):
+    """n_bytes in GiB as text, one decimal: '1.5 GiB'."""
     return f"{n_bytes / 2**30:.1f} GiB"
 
 

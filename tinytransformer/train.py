@@ -54,6 +54,7 @@ def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=Non
 
 @dataclasses.dataclass
 class TrainResult:
+    """What train returns: the steps taken, the times, held-out exact match or loss, the losses."""
     task: str
     steps: int                             # steps taken (fewer than asked when the target was reached)
     wall_seconds: float                    # everything: training, evaluation, setup

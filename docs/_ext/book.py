@@ -8,8 +8,10 @@ from code cells, sphinx-mathjax-offline bundles MathJax. This file adds:
     index (autosummary writes the API pages from it), in reading order (files.py);
   - the annotated-source page: comments and docstrings beside their code (annotate.py);
   - the start page's README commands and map of the package;
-  - Jupyter's collapsed cells, collapsed in the book too (read_notebook);
-  - docstrings shown as written, formulas one step a line (prose.py).
+  - Jupyter's collapsed cells, collapsed in the book too, and under a notebook's title its .ipynb
+    to download (read_notebook);
+  - docstrings shown as written, formulas one step a line (prose.py);
+  - search results with a summary, from the files too (search_text.py).
 """
 import ast
 import inspect
@@ -27,6 +29,7 @@ from files import DOCS, PACKAGE, ROOT, api_docname, code_docname, module_name, n
 from links import NotebookSourcePaths, link_inline_code, notebooks_depend_on_the_package
 from prose import as_rst
 from readme_command import readme_command
+from search_text import add_search_scripts, write_page_text
 
 GENERATED = ("notebooks", "code", "api")      # folders of docs/ that the build writes
 
@@ -103,11 +106,16 @@ def cite_course_documents(markdown):
 
 
 def read_notebook(text):
-    """MyST-NB's reader for .ipynb (conf.nb_custom_formats): a cell whose code Jupyter shows
-    collapsed (metadata jupyter.source_hidden) is collapsed in the book too, its output shown; a
-    solution cell is collapsed whole, code and output, under a bar that says which exercise it solves
-    (the check it calls), not "Show code cell content"."""
+    """MyST-NB's reader for .ipynb (conf.nb_custom_formats): under the title, the notebook's links (its
+    .ipynb, the annotated source); a cell whose code Jupyter shows collapsed (metadata jupyter.source_hidden)
+    is collapsed in the book too, its output shown; a solution cell is collapsed whole, code and output,
+    under a bar that says which exercise it solves (the check it calls), not "Show code cell content"; a
+    figure's alt text is its cell's first line, a comment that says what the figure shows."""
     notebook = nbformat.reads(text, as_version=4)
+    first = notebook.cells[0] if notebook.cells else None
+    if first is not None and first.cell_type == "markdown" and first.source.startswith("# "):
+        title, _, rest = first.source.partition("\n")
+        first.source = f"{title}\n\n```{{notebook-links}}\n```\n{rest}"
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = cite_course_documents(cell.source)
@@ -120,6 +128,10 @@ def read_notebook(text):
             for key, tag in (("source_hidden", "hide-input"), ("outputs_hidden", "hide-output")):
                 if hidden.get(key) and tag not in tags:
                     tags.append(tag)
+        figures = [key for output in cell.outputs for key in output.get("data", {}) if key.startswith("image/")]
+        caption = cell.source.partition("\n")[0]
+        if figures and caption.startswith("# "):
+            cell.metadata.setdefault("mystnb", {})["image"] = {"alt": caption.removeprefix("# ")}
         exercise = re.search(r"check_exercise_(\d+)\(", cell.source) if "solution" in tags else None
         if exercise:
             cell.metadata.setdefault("mystnb", {}).update(
@@ -190,10 +202,15 @@ class ReadmeCommand(SphinxDirective):
         return [nodes.literal_block(command, command, language="bash", classes=["readme-command"])]
 
 
+def _doc_xref(docname, content, fromdoc):
+    """A link to the page docname (from the root of docs/), showing content."""
+    return addnodes.pending_xref("", content, refdomain="std", reftype="doc", reftarget="/" + docname,
+                                 refexplicit=True, refdoc=fromdoc)
+
+
 def _doc_ref(docname, content, fromdoc):
-    ref = addnodes.pending_xref("", content, refdomain="std", reftype="doc", reftarget="/" + docname,
-                                refexplicit=True, refdoc=fromdoc)
-    return nodes.paragraph("", "", ref)
+    """_doc_xref as a paragraph of its own (a table cell)."""
+    return nodes.paragraph("", "", _doc_xref(docname, content, fromdoc))
 
 
 class PackageMap(SphinxDirective):
@@ -212,6 +229,20 @@ class PackageMap(SphinxDirective):
         group = nodes.tgroup("", *(nodes.colspec(colwidth=width) for width in (22, 63, 15)),
                              nodes.tbody("", *rows), cols=3)
         return [nodes.table("", group, classes=["package-map"])]
+
+
+class NotebookLinks(SphinxDirective):
+    """```{notebook-links}```  -- a notebook's page: its .ipynb to download (the committed notebook,
+    copied into the site by Sphinx) and the annotated source of the package it uses."""
+
+    def run(self):
+        name = Path(self.env.docname).name + ".ipynb"
+        download = addnodes.download_reference("", "", nodes.literal(name, name), refdomain="", reftype="download",
+                                               reftarget=name, refdoc=self.env.docname, refexplicit=True)
+        code = _doc_xref("code/index", nodes.Text("the annotated source"), self.env.docname)
+        return [nodes.paragraph("", "", nodes.Text("Download this notebook: "), download,
+                                nodes.Text(". The package's code it calls, with its derivations: "), code,
+                                nodes.Text("."), classes=["notebook-links"])]
 
 
 # ---- docstrings on the API pages --------------------------------------------------------
@@ -249,7 +280,18 @@ def _docstring_as_prose(app, what, name, obj, options, lines):
     written = _written_docstring(obj)
     if written is not None and written.split() == "\n".join(lines).split():
         lines[:] = written.splitlines()
-    lines[:] = as_rst(lines)
+    lines[:] = as_rst(lines) or _backward_summary(name, obj)
+
+
+def _backward_summary(name, obj):
+    """An entry for a backward pass of ops/, which has no docstring (a student's stub keeps a docstring, and its
+    derivation would be the answer): which forward pass it undoes; its [source] shows the derivation."""
+    module, _, function = name.rpartition(".")
+    forward = function.removesuffix("_backward") + "_forward"
+    if not module.startswith("tinytransformer.ops") or not hasattr(inspect.getmodule(obj), forward):
+        return []
+    return [f"The backward pass of :func:`{forward}`: its inputs' gradients, from dout and the cache it returned.",
+            "Its derivation is the comment beside its code ([source]).", ""]
 
 
 def setup(app):
@@ -262,4 +304,7 @@ def setup(app):
     app.add_directive("annotated-source", AnnotatedSource)
     app.add_directive("readme-command", ReadmeCommand)
     app.add_directive("package-map", PackageMap)
+    app.add_directive("notebook-links", NotebookLinks)
+    app.connect("html-collect-pages", write_page_text)
+    app.connect("html-page-context", add_search_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -57,6 +57,23 @@ def package_files():
     return sorted(files, key=_reading_key)
 
 
+def defined_names(path):
+    """The names a file's top level defines (def, class, assignment), in the order the file defines them."""
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)]
+    return list(dict.fromkeys(names))
+
+
+def source_order():
+    """{module: its defined_names} for every file of the package: the order of the API pages' summary tables."""
+    return {module_name(path): defined_names(path) for path in package_files()}
+
+
 def code_docname(path):
     return "code/" + path.relative_to(PACKAGE).with_suffix("").as_posix()
 

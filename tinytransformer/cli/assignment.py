@@ -8,6 +8,7 @@ from ..course.grader import TAPE
 
 
 def add_parser(commands):
+    """Add the assignment command (write a student edition) to the command line's commands."""
     assignment = commands.add_parser(
         "assignment", help="write a student edition: the backward passes blank, the grader to check them",
         description="Copy the project into DIR (new or empty) as a student edition: every op's backward pass "

@@ -7,6 +7,7 @@ from .common import seed
 
 
 def add_parser(commands):
+    """Add the gradcheck command (grade every op's backward pass) to the command line's commands."""
     check = commands.add_parser(
         "gradcheck", help="grade every op's backward pass against finite differences",
         description="Grade every op's backward pass (and the tape's replay) against central differences "
@@ -31,6 +32,7 @@ def known_ops(text):
 
 
 def run(args):
+    """Grade the ops asked for and print the report; return 0 when every op passes, else 1."""
     grades = grade(list(dict.fromkeys(args.ops)) if args.ops else None, seed=args.seed)     # each op once
     print("\n".join(report(grades)))
     return 0 if passed(grades) else 1

@@ -15,6 +15,7 @@ from ..files import atomic_write
 
 
 def add_parser(commands):
+    """Add the grade command (grade students' editions, each in a process of its own) to the commands."""
     grade = commands.add_parser(
         "grade", help="grade students' editions (folders or .zip files): their backward passes, isolated",
         description="Grade each SUBMISSION (a student edition: a folder or a .zip of one) with this installed "
@@ -60,11 +61,13 @@ def read_points(path, tape):
 
 
 def check_output(flag, path):
+    """Raise BadInput, naming flag, when path is given and the folder it is in does not exist."""
     if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
         raise BadInput(f"{flag} {path}: the folder {os.path.dirname(os.path.abspath(path))} does not exist")
 
 
 def run(args):
+    """Grade every submission, print a line for each, write the --json, --csv and --gradescope files; return 0."""
     points = read_points(args.points, args.tape)
     if args.gradescope and len(args.submissions) != 1:
         raise BadInput(f"--gradescope writes one submission's results; got {len(args.submissions)} submissions")
@@ -95,11 +98,13 @@ def line(g):
 
 
 def as_json(g):
+    """One graded submission as a JSON object: path, score, max_score, its problem if any, each op's result."""
     return {"path": g.path, "score": g.score, "max_score": g.max_score, **({"problem": g.problem} if g.problem else {}),
             "ops": {op: r._asdict() for op, r in g.ops.items()}}
 
 
 def as_csv(graded, ops):
+    """The graded submissions as CSV text, one row each: path, score, max_score, then each op's status."""
     text = io.StringIO()
     writer = csv.writer(text)
     writer.writerow(["path", "score", "max_score"] + ops)

@@ -309,6 +309,7 @@ def add_argument(parser, flag, help):
 
 
 def add_parser(commands):
+    """Add the train command (train a model on one of the tasks) to the command line's commands."""
     from ..tasks import DEFAULT_TASK, TASKS
 
     models = ", ".join(f"{name} ({task_class.model_class.__name__})" for name, task_class in TASKS.items())

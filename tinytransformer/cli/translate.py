@@ -10,6 +10,7 @@ from .common import BadInput
 
 
 def add_parser(commands):
+    """Add the translate command (English to German with a trained model) to the command line's commands."""
     parser = commands.add_parser("translate", help="translate English sentences to German with a model trained "
                                                    "by train --task translate --save MODEL.npz",
                                  description="Translate English sentences to German, one line each: the "
@@ -22,6 +23,7 @@ def add_parser(commands):
 
 
 def translate_command(args):
+    """Print the German of each sentence (given, or each line of standard input) by the --load model; return 0."""
     from ..checkpoint import load_checkpoint
     from ..nn import Transformer
     from ..tasks.translation import ROOM, VOCABULARY, translate

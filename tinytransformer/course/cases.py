@@ -17,6 +17,7 @@ from ..tensor import apply
 
 
 class OpCase(NamedTuple):
+    """One grading case of an op: how to make its inputs from a random generator, and its forward's options."""
     op: str                      # the pair ops.<op>_forward, ops.<op>_backward
     make_inputs: Callable        # make_inputs(rng) -> dict of the forward's inputs by name, in order
     options: dict = {}           # keyword options of the forward

@@ -26,6 +26,7 @@ FILE_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os
 
 
 def within(path, folder):
+    """True when path is folder or a path inside it."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -111,6 +112,7 @@ def where(error, sources):
 
 
 def main(job, tree, numpy_home, memory, cpu_seconds):
+    """Run one job: limit memory and CPU time, define the student's functions, call them, write what they returned."""
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
     resource.setrlimit(resource.RLIMIT_FSIZE, (2 ** 26, 2 ** 26))

@@ -33,6 +33,7 @@ from ..ops import broadcast_axes, unbroadcast
 
 
 class Diagnosis(NamedTuple):
+    """What a wrong gradient's mistake looks like: its kind, the sentence the grader prints, and any detail."""
     kind: str           # "wrong shape", "transposed", "missing sum", "not finite", "zero", "wrong sign",
                         # "factor", "close", "nonzero", "some elements", or a classic mistake by name
     text: str           # the sentence the grader prints
@@ -49,6 +50,7 @@ def within_pass_error(a, b):
 
 
 def diagnose(name, yours, right, shape):
+    """A Diagnosis of yours, the gradient of input name, against the right one: a wrong shape, or how values differ."""
     yours = np.asarray(yours, dtype=np.float64)
     if yours.shape != tuple(shape):
         return _wrong_shape(name, yours, right, tuple(shape))

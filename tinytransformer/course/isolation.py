@@ -37,6 +37,7 @@ POLL = 0.005                           # seconds between looks at a running proc
 
 
 class Stopped(NamedTuple):
+    """A submission's run that ended before it answered: 'timeout' or 'error', and the problem in a line."""
     status: str                        # "timeout" or "error"
     problem: str
 

@@ -20,6 +20,7 @@ from ..ops import sum_backward, unbroadcast
 
 
 class Mistake(NamedTuple):
+    """A classic mistake: the op it belongs to, the library's backward pass with that one change, its kind."""
     op: str                  # the op whose backward it stands in for ("tape": Tape.backward)
     backward: Callable       # the library's backward with one change
     kind: str                # the grader's diagnosis: a Diagnosis.kind, "raised", "contract", or None

@@ -31,6 +31,7 @@ MASKED_OPS = ("softmax", "log_softmax")          # ops whose tests feed -inf (ma
 
 
 class InputGrade(NamedTuple):
+    """One input's grade over every case and draw: passed, the largest relative error, the first failure."""
     name: str
     passed: bool
     error: float                   # the largest relative error over every case and draw (nan: wrong shape)
@@ -41,6 +42,7 @@ class InputGrade(NamedTuple):
 
 
 class OpGrade(NamedTuple):
+    """An op's grade: PASS, FAIL or NOT_WRITTEN, its inputs' grades, and what went wrong for the whole op, where."""
     op: str
     status: str                    # PASS, FAIL or NOT_WRITTEN
     inputs: list                   # [InputGrade] of the runs before any problem
@@ -50,6 +52,7 @@ class OpGrade(NamedTuple):
 
 
 class Run(NamedTuple):
+    """One case's run of a backward pass: whether it passed, its relative error and its diagnosis."""
     case: int                      # which case of the op
     label: str                     # the case's shapes and options
     passed: bool
@@ -58,6 +61,7 @@ class Run(NamedTuple):
 
 
 class Trial(NamedTuple):
+    """What a backward pass is called with in one trial (inputs, dout, cache) and the gradients it should return."""
     kind: str                      # "values", "dtype" (float32 inputs) or "masked" (-inf inputs)
     case: int
     label: str
@@ -77,6 +81,7 @@ class BackwardFailed(Exception):
 
 
 def op_cases(op):
+    """The grading cases of the op named op, in order; ValueError when there is no such op."""
     cases = [case for case in CHECKS if case.op == op]
     if not cases:
         raise ValueError(f"grader: no op named {op!r}")
@@ -109,6 +114,7 @@ def trials(op, seed=0):
 
 
 def values_trial(case, index, inputs, rng):
+    """A 'values' Trial of a case: dout drawn from rng, each float input's right gradient by central differences."""
     arrays = list(inputs.values())
     out, cache = case.run_forward(*arrays)
     dout = rng.standard_normal(out.shape)
@@ -122,6 +128,7 @@ def values_trial(case, index, inputs, rng):
 
 
 def convention_trial(kind, case, inputs, rng):
+    """A Trial of a case that checks a convention ('dtype' or 'masked'): dout drawn from rng, no gradients."""
     out, cache = case.run_forward(*inputs.values())
     dout = rng.standard_normal(out.shape).astype(out.dtype)
     return Trial(kind, 0, ", ".join([case.label.split(",")[0], kind]), inputs, dout, cache, {})
@@ -215,6 +222,7 @@ def student_line(error):
 
 
 def is_float_array(x):
+    """True when x is an ndarray of floats: an input that gets a gradient."""
     return isinstance(x, np.ndarray) and x.dtype.kind == "f"
 
 

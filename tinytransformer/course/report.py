@@ -43,4 +43,5 @@ def explain(g):
 
 
 def passed(grades):
+    """True when every grade's status is PASS."""
     return all(g.status == PASS for g in grades)

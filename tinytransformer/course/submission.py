@@ -28,12 +28,14 @@ STATUS = {PASS: "pass", FAIL: "fail", NOT_WRITTEN: "not written"}     # the grad
 
 
 class OpResult(NamedTuple):
+    """One op's result for a submission: its status, the worst input's relative error, the diagnosis."""
     status: str                 # "pass", "fail", "not written", "error" or "timeout"
     relative_error: float       # the worst input's (None when nothing was compared)
     diagnosis: str              # what went wrong, in a line or two ("" for a pass)
 
 
 class Graded(NamedTuple):
+    """A graded submission: its path, score out of max_score, each op's OpResult, and the problem that stopped it."""
     path: str
     score: float
     max_score: float
@@ -124,6 +126,7 @@ def extract(files, op):
 
 
 def find(tree, qualname):
+    """The def of qualname (a function, or Class.method) at the top level of the parsed tree; None if none."""
     owner, _, name = qualname.rpartition(".")
     for node in tree.body:
         if owner and isinstance(node, ast.ClassDef) and node.name == owner:

@@ -49,6 +49,7 @@ TAPE_CASES = ["a scalar output, x.grad already holding a gradient (backward adds
 
 
 class TapeTrial(NamedTuple):
+    """One trial of Tape.backward: the graph's arrays, the right gradients by central differences, the resolution."""
     case: int
     label: str
     arrays: dict             # x, W, c, dout, and (case 0) before: x.grad from an earlier backward
@@ -57,6 +58,7 @@ class TapeTrial(NamedTuple):
 
 
 def tape_trials(seed=0):
+    """Every TapeTrial, DRAWS draws of each of the tape's cases, seeded by seed."""
     found = []
     for index, label in enumerate(TAPE_CASES):
         for draw in range(DRAWS):

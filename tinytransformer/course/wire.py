@@ -15,6 +15,7 @@ import numpy as np
 
 
 def encode(value, arrays):
+    """value as a JSON outline; each ndarray in it is put into arrays under a new key ('a0', 'a1', ...)."""
     if isinstance(value, np.ndarray) and not value.dtype.hasobject:
         key = f"a{len(arrays)}"
         arrays[key] = value
@@ -29,6 +30,7 @@ def encode(value, arrays):
 
 
 def decode(outline, arrays):
+    """The value an outline from encode stands for, its ndarrays taken from arrays."""
     if isinstance(outline, dict):
         if "array" in outline:
             return arrays[outline["array"]]

@@ -59,5 +59,6 @@ class TransformerConfig:
 
 
 def check_positive_integer(name, value):
+    """Raise ValueError, naming the setting, unless value is a positive integer (not a bool)."""
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
         raise ValueError(f"TransformerConfig: {name} must be a positive integer, got {value!r}")

@@ -64,6 +64,7 @@ class LearnedPositions(Module):
 
 
 class LayerNorm(Module):
+    """Layer normalisation over the last axis (d_model), with a learnt scale gamma and shift beta."""
     def __init__(self, d_model, dtype="float32", eps=1e-5):
         self.gamma = parameter(np.ones(d_model, dtype=dtype), "gamma")
         self.beta = parameter(np.zeros(d_model, dtype=dtype), "beta")

@@ -6,6 +6,7 @@ from ..tensor import Tensor, recording
 
 
 def parameter(data, name):
+    """A Tensor of data that takes a gradient: a parameter, named name."""
     return Tensor(data, requires_grad=True, name=name)
 
 

@@ -41,6 +41,7 @@ def _shape(a):
 
 
 def add_forward(a, b):
+    """Return (a + b, cache), broadcast as in NumPy; either input may be a plain number (a constant)."""
     check_float("add", a=a, b=b)
     return a + b, (_shape(a), _shape(b))
 
@@ -54,6 +55,7 @@ def add_backward(dout, cache):
 
 
 def sub_forward(a, b):
+    """Return (a - b, cache), broadcast as in NumPy; either input may be a plain number (a constant)."""
     check_float("sub", a=a, b=b)
     return a - b, (_shape(a), _shape(b))
 
@@ -67,6 +69,7 @@ def sub_backward(dout, cache):
 
 
 def mul_forward(a, b):
+    """Return (a * b, cache), broadcast as in NumPy; either input may be a plain number (a constant)."""
     check_float("mul", a=a, b=b)
     return a * b, (a, b)
 
@@ -80,6 +83,7 @@ def mul_backward(dout, cache):
 
 
 def div_forward(a, b):
+    """Return (a / b, cache), broadcast as in NumPy; a zero in b is a ZeroDivisionError."""
     check_float("div", a=a, b=b)
     if np.any(np.asarray(b) == 0):
         raise ZeroDivisionError("div: the divisor contains zeros")
@@ -95,6 +99,7 @@ def div_backward(dout, cache):
 
 
 def matmul_forward(a, b):
+    """Return (a @ b, cache): a product over the last two axes of each input, the axes in front broadcast."""
     check_float("matmul", a=a, b=b)
     if a.ndim < 2 or b.ndim < 2:
         raise ValueError(f"matmul: both inputs need at least 2 dimensions, got {a.shape} and {b.shape}")
@@ -120,6 +125,7 @@ def _normalize_axes(axis, ndim):
 
 
 def sum_forward(x, axis=None, keepdims=False):
+    """Return (the sum of x over axis, cache): None sums every axis; keepdims keeps them as size 1."""
     check_float("sum", x=x)
     return x.sum(axis=axis, keepdims=keepdims), (x.shape, _normalize_axes(axis, x.ndim), keepdims)
 
@@ -133,6 +139,7 @@ def sum_backward(dout, cache):
 
 
 def mean_forward(x, axis=None, keepdims=False):
+    """Return (the mean of x over axis, cache): None averages every axis; keepdims keeps them as size 1."""
     check_float("mean", x=x)
     axes = _normalize_axes(axis, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
@@ -147,6 +154,7 @@ def mean_backward(dout, cache):
 
 
 def reshape_forward(x, shape):
+    """Return (x's elements in the given shape, cache: x's shape)."""
     try:
         out = x.reshape(shape)
     except ValueError:
@@ -161,6 +169,7 @@ def reshape_backward(dout, cache):
 
 
 def transpose_forward(x, axes=None):
+    """Return (x with its axes permuted by axes, cache): None reverses them."""
     axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(a % x.ndim for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of {x.shape}")
@@ -174,6 +183,7 @@ def transpose_backward(dout, cache):
 
 
 def exp_forward(x):
+    """Return (exp(x), cache: that output, which is also its derivative)."""
     check_float("exp", x=x)
     out = np.exp(x)
     return out, out
@@ -186,6 +196,7 @@ def exp_backward(dout, cache):
 
 
 def log_forward(x):
+    """Return (log(x), cache: x); x must be positive."""
     check_float("log", x=x)
     if np.any(x <= 0):
         raise ValueError(f"log: input must be positive, got a minimum of {x.min()}")
@@ -199,6 +210,7 @@ def log_backward(dout, cache):
 
 
 def relu_forward(x):
+    """Return (max(x, 0), cache: where x is positive)."""
     check_float("relu", x=x)
     positive = x > 0
     return x * positive, positive
@@ -214,6 +226,7 @@ GELU_C = math.sqrt(2.0 / math.pi)
 
 
 def gelu_forward(x):
+    """Return (gelu(x), cache): GELU in its tanh form, as GPT-2."""
     check_float("gelu", x=x)
     # tanh form: gelu(x) = 0.5 x (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2/pi)
     t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))

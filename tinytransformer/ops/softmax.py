@@ -16,6 +16,7 @@ def _row_max(x, axis):
 
 
 def softmax_forward(x, axis=-1):
+    """Return (the softmax of x along axis, cache): each row sums to 1; a row of -inf gives zeros."""
     check_float("softmax", x=x)
     e = np.exp(x - _row_max(x, axis))
     total = e.sum(axis=axis, keepdims=True)                # x's shape with size 1 along axis
@@ -34,6 +35,7 @@ def softmax_backward(dout, cache):
 
 
 def log_softmax_forward(x, axis=-1):
+    """Return (the log-softmax of x along axis, cache): x minus the log of the sum of its exponentials."""
     check_float("log_softmax", x=x)
     shifted = x - _row_max(x, axis)
     total = np.exp(shifted).sum(axis=axis, keepdims=True)      # x's shape with size 1 along axis

@@ -39,6 +39,7 @@ VOCAB_SIZE = N_SPECIAL + len(ALPHABET)          # the model's vocabulary: the sp
 
 
 class Problems(NamedTuple):
+    """Addition problems: the prompts 'a+b=' and their answers (the sum's digits reversed, then EOS)."""
     prompt: np.ndarray    # (B, 2 * digits + 2) "a+b="
     answer: np.ndarray    # (B, digits + 2) the sum's digits reversed, then EOS
 

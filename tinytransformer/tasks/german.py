@@ -26,6 +26,7 @@ NOMINATIVE, ACCUSATIVE, DATIVE = "nom", "acc", "dat"
 
 
 class Noun(NamedTuple):
+    """A German noun's gender, singular, plural and dative plural, and its English plural."""
     gender: str           # m, f or n
     singular: str
     plural: str
@@ -57,6 +58,7 @@ ADJECTIVES = {"old": "alt", "small": "klein", "big": "groß", "young": "jung", "
 
 
 class Verb(NamedTuple):
+    """A verb's forms for he and for they, in English and in German."""
     english: tuple        # (he ..., they ...): ("sees", "see")
     german: tuple         # (er ..., sie ...): ("sieht", "sehen")
 
@@ -132,6 +134,7 @@ def german_number(n):
 
 
 def check_number(n):
+    """Raise ValueError unless n is a number the grammar has words for (NUMBERS)."""
     if n not in NUMBERS:
         raise ValueError(f"german: numbers run from {NUMBERS.start} to {NUMBERS.stop - 1}, got {n!r}")
 
@@ -195,6 +198,7 @@ class Clause(NamedTuple):
 
 
 def verb_of(lemma):
+    """The Verb of an English lemma, from the verb table that holds it; ValueError if none does."""
     for table in (INTRANSITIVE, TRANSITIVE, DITRANSITIVE, WITH, SAYING):
         if lemma in table:
             return table[lemma]
@@ -251,6 +255,7 @@ class Sentence(NamedTuple):
 
 
 def english_words(sentence):
+    """The sentence in English, as words: the main clause, then the conjunction and second clause if any."""
     words = english_clause(sentence.main)
     if sentence.conjunction:
         words += [sentence.conjunction] + english_clause(sentence.second)
@@ -258,6 +263,7 @@ def english_words(sentence):
 
 
 def german_pieces(sentence):
+    """The sentence in German, as pieces: after dass and weil, a comma and the verb last."""
     pieces = german_clause(sentence.main)
     if sentence.conjunction:     # a comma before dass and weil, and the verb last after them
         pieces += [",", CONJUNCTIONS[sentence.conjunction]] + german_clause(sentence.second, subordinate=True)

@@ -26,6 +26,7 @@ from .batches import LabelledBatch, LMBatch
 
 
 def vocab_size(n_symbols):
+    """The vocabulary size for n_symbols symbols: BERT's special tokens, then the symbols."""
     return BERT_N_SPECIAL + n_symbols
 
 

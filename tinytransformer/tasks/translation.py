@@ -145,6 +145,7 @@ def show_unseen(sentence, rng, force):
 
 
 def without_number(phrase):
+    """The noun phrase without its number (article 'the'); None and phrases without one unchanged."""
     return phrase if phrase is None or phrase.number is None else phrase._replace(number=None, article="the")
 
 
