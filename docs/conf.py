@@ -5,7 +5,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]   # this tree's package; the book's extension
 
-from files import source_order  # noqa: E402  (needs the path above)
+from files import shadowed_modules, source_order  # noqa: E402  (needs the path above)
 from links import linkcode_resolve  # noqa: E402,F401  (needs the path above; read by linkcode)
 
 project = "tinytransformer"
@@ -36,7 +36,8 @@ smartquotes = False                          # shapes stay (..., T, d_k), quotes
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autosummary_generate = ["api/index.rst"]
-autosummary_context = {"source_order": source_order()}   # the tables list a module's names as its file does
+autosummary_context = {"source_order": source_order(),   # the tables list a module's names as its file does
+                       "shadowed_modules": shadowed_modules()}
 templates_path = ["_templates"]
 codeautolink_concat_default = True           # a notebook's cells build on its earlier imports
 

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 from annotate import annotate, docstring  # noqa: E402  (pure Python, no docs tools needed)
+from files import public_definitions  # noqa: E402
 from prose import as_rst, pieces  # noqa: E402
 from readme_command import MARKERS, readme_command  # noqa: E402
 
@@ -615,6 +616,10 @@ def test_on_a_phone_wide_formulas_and_tables_scroll_instead_of_being_cut(site, b
             assert output["right"] <= width + 1, (notebook.name, output)
     page.close()
     assert scrolling >= 10          # the wide formulas are there, and they scroll rather than being cut
+
+
+@pytest.mark.site
+@needs_browser
 @pytest.mark.parametrize("word", ["layer_norm_backward", "warmup"])
 def test_every_search_result_has_a_summary_with_the_word(visited, browser, word):
     """Search results carry the words around the query on each page (from _static/page_text.js), served and from
@@ -700,3 +705,18 @@ def test_api_summary_tables_follow_the_source_and_describe_every_entry(site):
             assert [name for name, text in shown if not text] == [], source
             rows += len(shown)
     assert rows > 300
+
+
+@pytest.mark.site
+@needs_browser
+def test_every_public_class_and_function_has_an_api_entry(site):
+    """Each file's public classes and functions have an entry on its API page, also for tinytransformer.gradcheck,
+    whose name the package gives to the function gradcheck (autosummary finds the function first)."""
+    folder, _ = site
+    missing = []
+    for source in SOURCES:
+        module = _api_page(source).removeprefix("api/").removesuffix(".html")
+        html = (folder / _api_page(source)).read_text()
+        missing += [(source.name, name) for name in public_definitions(source)
+                    if f'id="{module}.{name}"' not in html]
+    assert missing == []

@@ -69,6 +69,27 @@ def defined_names(path):
     return list(dict.fromkeys(names))
 
 
+def public_definitions(path):
+    """The public classes and functions a file's top level defines, in order: what its API page lists."""
+    return [node.name for node in ast.parse(path.read_text()).body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
+
+
+def shadowed_modules():
+    """{module: public_definitions} for a module the package re-exports a same-named function of
+    (tinytransformer.gradcheck): autosummary finds the function and writes the page from the function template
+    (docs/_templates/autosummary/function.rst), which documents the module from this list."""
+    import importlib
+    import inspect
+    shadowed = {}
+    for path in package_files():
+        name = module_name(path)
+        parent, _, last = name.rpartition(".")
+        if parent and not inspect.ismodule(getattr(importlib.import_module(parent), last, None)):
+            shadowed[name] = public_definitions(path)
+    return shadowed
+
+
 def source_order():
     """{module: its defined_names} for every file of the package: the order of the API pages' summary tables."""
     return {module_name(path): defined_names(path) for path in package_files()}
