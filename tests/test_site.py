@@ -633,9 +633,13 @@ def test_every_search_result_has_a_summary_with_the_word(visited, browser, word)
     page.wait_for_function("() => /Search finished/.test(document.body.innerText)", timeout=20_000)
     page.wait_for_function("() => !document.querySelector('#search-results li:not(:has(p.context))')", timeout=5_000)
     summaries = page.eval_on_selector_all("#search-results li p.context", "ps => ps.map(p => p.textContent)")
+    marked = page.eval_on_selector_all("#search-results li p.context",
+                                       "ps => ps.map(p => [...p.querySelectorAll('.highlighted')].map(s => s.textContent))")
     page.close()
     assert len(summaries) >= 3
     assert [summary for summary in summaries if word not in summary.lower()] == []
+    # the word is marked in each summary, as Sphinx marks it in the titles
+    assert all(any(text.lower() == word for text in spans) for spans in marked), marked
     assert errors == []
 
 

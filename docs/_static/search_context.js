@@ -28,6 +28,8 @@
       const summary = document.createElement("p");
       summary.className = "context";
       summary.textContent = around(PAGE_TEXT[docname]);
+      if (typeof _highlightText === "function")      // sphinx_highlight.js: the query's words marked, as in the titles
+        words.forEach((word) => _highlightText(summary, word, "highlighted"));
       result.appendChild(summary);
     }
   };
