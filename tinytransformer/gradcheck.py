@@ -30,6 +30,7 @@ class GradcheckError(AssertionError):
 
 
 class InputCheck(NamedTuple):
+    """What gradcheck found for one input: its name, the errors of its analytic gradient, and the verdict."""
     name: str
     max_rel_error: float       # rel_error: the largest elementwise relative error
     max_abs_error: float
