@@ -302,3 +302,35 @@ def test_bad_points_are_one_line(tmp_path, capsys):
     assert main(["grade", str(tmp_path), "--points", str(points)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no op named softmaks" in err
+
+
+@pytest.mark.parametrize("flag, name, content, message", [
+    ("--csv", "roster.csv", "name,email\nalice,a@school\n", "the file exists and was not written by tinytransformer"),
+    ("--json", "notes.json", '{"mine": 1}', "the file exists and was not written by tinytransformer"),
+    ("--csv", "grades.txt", None, "expected a name ending in .csv"),
+    ("--json", "nowhere/g.json", None, "does not exist"),
+    ("--json", "points.json", None, "the same file as --points"),
+])
+def test_an_output_that_would_destroy_a_file_is_refused_before_grading(tmp_path, capsys, flag, name, content,
+                                                                        message):
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps({"add": 1}))
+    target = tmp_path / name
+    if content is not None:
+        target.write_text(content)
+    assert main(["grade", str(tmp_path / "missing"), "--points", str(points), flag, str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    if content is not None:
+        assert target.read_text() == content                        # the instructor's file untouched
+
+
+def test_grade_replaces_its_own_outputs_and_others_with_force(tmp_path, capsys):
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps({"add": 1}))
+    csv_path, roster = tmp_path / "g.csv", tmp_path / "roster.csv"
+    for _ in range(2):                                               # a second run replaces its own file
+        assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(csv_path)]) == 0
+    roster.write_text("name\nalice\n")
+    assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(roster), "--force"]) == 0
+    assert roster.read_text().startswith("path,score,max_score")

@@ -11,7 +11,7 @@ from ..course.grader import op_names
 from ..course.isolation import Batch
 from ..course.submission import grade_submission
 from ..course.tape_grading import TAPE
-from ..files import atomic_write
+from ..files import OutputError, atomic_write, check_outputs as check
 
 
 def add_parser(commands):
@@ -36,6 +36,8 @@ def add_parser(commands):
     grade.add_argument("--tape", action="store_true", help="grade Tape.backward too (a --tape edition)")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                        help="submissions graded at once (default: the number of CPUs)")
+    grade.add_argument("--force", action="store_true",
+                       help="replace an existing --json, --csv or --gradescope file that grade did not write")
     grade.set_defaults(run=run)
 
 
@@ -60,10 +62,48 @@ def read_points(path, tape):
     return {op: float(value) for op, value in points.items()}
 
 
-def check_output(flag, path):
-    """Raise BadInput, naming flag, when path is given and the folder it is in does not exist."""
-    if path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise BadInput(f"{flag} {path}: the folder {os.path.dirname(os.path.abspath(path))} does not exist")
+OUTPUT_EXTENSIONS = {"--json": (".json",), "--csv": (".csv",), "--gradescope": (".json",)}
+
+
+def check_outputs(args):
+    """Every file grade will write must be writable before any submission is graded (files.check_outputs): a
+    folder that exists, the right extension, not a submission or the --points file, and never a file grade did
+    not write (a class roster named grades.csv) unless --force."""
+    outputs = {flag: getattr(args, flag[2:]) for flag in OUTPUT_EXTENSIONS}
+    inputs = {"--points": args.points, **{f"SUBMISSION {path}": path for path in args.submissions}}
+    try:
+        check(outputs, OUTPUT_EXTENSIONS, inputs=inputs, force=args.force,
+              is_ours={"--json": is_class_json, "--csv": is_class_csv, "--gradescope": is_gradescope_json})
+    except OutputError as error:
+        raise BadInput(str(error)) from None
+
+
+def _json_keys(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = json.load(f)
+        return set(found) if isinstance(found, dict) else set()
+    except (OSError, ValueError):
+        return set()
+
+
+def is_class_json(path):
+    """True if path holds the JSON grade --json writes."""
+    return _json_keys(path) == {"submissions"}
+
+
+def is_gradescope_json(path):
+    """True if path holds a Gradescope results file (grade --gradescope writes one)."""
+    return {"score", "tests"} <= _json_keys(path)
+
+
+def is_class_csv(path):
+    """True if path holds the CSV grade --csv writes (its header begins path,score,max_score)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().startswith("path,score,max_score")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def run(args):
@@ -71,8 +111,7 @@ def run(args):
     points = read_points(args.points, args.tape)
     if args.gradescope and len(args.submissions) != 1:
         raise BadInput(f"--gradescope writes one submission's results; got {len(args.submissions)} submissions")
-    for flag in ("--json", "--csv", "--gradescope"):
-        check_output(flag, getattr(args, flag[2:]))
+    check_outputs(args)
     if args.timeout <= 0 or args.jobs < 1:
         raise BadInput(f"--timeout must be > 0 and --jobs >= 1, got {args.timeout:g} and {args.jobs}")
     with Batch(points) as batch, ThreadPoolExecutor(args.jobs) as pool:
