@@ -9,6 +9,7 @@ every output path is given (not ""), names a file (not a folder, no trailing sla
 writer knows, sits in a folder that exists and can be written, differs from every other output and from
 every input, and is not a file the tool did not make (unless force).
 """
+import json
 import os
 import tempfile
 
@@ -38,6 +39,17 @@ def atomic_write(path, write, mode="wb"):
         if os.path.exists(temporary):
             os.remove(temporary)
         raise
+
+
+def json_keys(path):
+    """The keys of the JSON object in the file at path; an empty set if it holds none (or cannot be read). How a
+    command recognises a file it wrote before replacing it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return set()
+    return set(found) if isinstance(found, dict) else set()
 
 
 def check_output(flag, path, extensions):

@@ -11,7 +11,7 @@ from ..course.grader import op_names
 from ..course.isolation import Batch
 from ..course.submission import grade_submission
 from ..course.tape_grading import TAPE
-from ..files import OutputError, atomic_write, check_outputs as check
+from ..files import OutputError, atomic_write, check_outputs as check, json_keys
 
 
 def add_parser(commands):
@@ -78,23 +78,14 @@ def check_outputs(args):
         raise BadInput(str(error)) from None
 
 
-def _json_keys(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            found = json.load(f)
-        return set(found) if isinstance(found, dict) else set()
-    except (OSError, ValueError):
-        return set()
-
-
 def is_class_json(path):
     """True if path holds the JSON grade --json writes."""
-    return _json_keys(path) == {"submissions"}
+    return json_keys(path) == {"submissions"}
 
 
 def is_gradescope_json(path):
     """True if path holds a Gradescope results file (grade --gradescope writes one)."""
-    return {"score", "tests"} <= _json_keys(path)
+    return {"score", "tests"} <= json_keys(path)
 
 
 def is_class_csv(path):

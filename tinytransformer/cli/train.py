@@ -72,11 +72,8 @@ def check_outputs(args, pretrained):
 
 def is_summary(path):
     """True if path holds a summary train --json wrote."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return {"task", "steps", "losses"} <= set(json.load(f))
-    except (OSError, ValueError, TypeError):
-        return False
+    from ..files import json_keys
+    return {"task", "steps", "losses"} <= json_keys(path)
 
 
 def is_plot(path):
