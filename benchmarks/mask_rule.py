@@ -49,7 +49,7 @@ def pretrain_and_ask(rule, seed, checkpoints):
     found = {}
     for step in range(1, max(checkpoints) + 1):
         optimizer.lr = schedule(step)
-        ids = masked_lm.make_sequences(BATCH, K, N_SYMBOLS, batches, k_min=K).ids
+        ids = masked_lm.make_sequences(BATCH, K, N_SYMBOLS, batches, k_min=K).ids           # (64, T)
         batch = LMBatch(*masked_lm.mask_tokens(ids, batches, 0.15, vocab_size=V, mask_share=mask_share,
                                                random_share=random_share))
         train_step(model, optimizer, batch, loss=language_model_loss)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 from annotate import annotate, docstring  # noqa: E402  (pure Python, no docs tools needed)
-from files import public_definitions  # noqa: E402
+from files import defined_names, public_definitions  # noqa: E402
 from prose import as_rst, pieces  # noqa: E402
 from readme_command import MARKERS, readme_command  # noqa: E402
 
@@ -698,8 +698,7 @@ def test_api_summary_tables_follow_the_source_and_describe_every_entry(site):
     folder, _ = site
     rows = 0
     for source in SOURCES:
-        defined = [node.name for node in ast.parse(source.read_text()).body
-                   if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+        defined = defined_names(source)
         html = (folder / _api_page(source)).read_text()
         for table in html.split('<table class="autosummary')[1:]:
             shown = [(title.rpartition(".")[2], re.sub(r"<[^>]+>", "", text).strip())

@@ -5,9 +5,9 @@ full-line comments just above it and, for a def or class, its docstring. The
 code column keeps everything else, inline comments (shape comments) included,
 with the file's own line numbers. Each def and class starts a section of its
 own and gets an anchor: its qualified name (`Tensor.backward`), except that a
-run of one-line defs with no prose between them (`Tensor.__add__`,
-`__radd__`, ...; functional's `add`, `sub`, ...: a def and a one-line body at
-most) is one section with an anchor for each.
+run of short defs (two lines at most) of one class or module, with no prose
+between them (`Tensor.__add__`, `__radd__`, ...), is one section with an
+anchor for each.
 
 Pure: reads text, returns data; the Sphinx side lives in book.py.
 """
@@ -21,7 +21,7 @@ class Section:
     code: list = field(default_factory=list)      # lines of source, as written
     first_line: int = 0                           # 1-based line number of code[0]
     anchor: str | None = None                     # qualified name of the def/class it opens
-    grouped: list = field(default_factory=list)   # the one-line defs after it in the same section
+    grouped: list = field(default_factory=list)   # the short defs after it in the same section
 
     def has_code(self):
         return any(line.strip() for line in self.code)

@@ -1,5 +1,7 @@
 """Which files of the repository become which pages of the book, in reading order."""
 import ast
+import importlib
+import inspect
 import re
 from pathlib import Path
 
@@ -79,8 +81,6 @@ def shadowed_modules():
     """{module: public_definitions} for a module the package re-exports a same-named function of
     (tinytransformer.gradcheck): autosummary finds the function and writes the page from the function template
     (docs/_templates/autosummary/function.rst), which documents the module from this list."""
-    import importlib
-    import inspect
     shadowed = {}
     for path in package_files():
         name = module_name(path)
