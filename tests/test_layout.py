@@ -4,6 +4,8 @@ import ast
 import importlib
 import pathlib
 import re
+import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -14,16 +16,38 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tinytransformer"
 
 
-def map_order():
-    """The package's parts in the order the README's map lists them ("  tensor.py   Tensor and Tape", "  nn/ ...").
-    The map is where the layer order is written: each part may import only the parts above it."""
+def map_block():
+    """The README's map of the package ("## What is inside"): the lines of its code block."""
     text = (ROOT / "README.md").read_text().partition("## What is inside")[2]
-    block = text.partition("```\n")[2].partition("```")[0]
-    return [re.match(r"  (\w+)(?:\.py|/)", line).group(1) for line in block.splitlines()
-            if re.match(r"  \w+(?:\.py|/)", line)]
+    return text.partition("```\n")[2].partition("```")[0].splitlines()
 
 
-RANK = {name: rank for rank, name in enumerate(map_order())}
+def map_order():
+    """The package's parts in the order the README's map lists them ("  tensor.py   Tensor and Tape", "  nn/ ..."):
+    the order a reader learns them in, which is not the order they import in (LAYERS)."""
+    return [re.match(r"  (\w+)(?:\.py|/)", line).group(1) for line in map_block() if re.match(r"  \w+(?:\.py|/)", line)]
+
+
+def map_entries():
+    """{part: the map's text for it, its continuation lines included}."""
+    entries, part = {}, None
+    for line in map_block():
+        start = re.match(r"  (\w+)(?:\.py|/)", line)
+        if start:
+            part = start.group(1)
+            entries[part] = line
+        elif part and line.startswith("    "):
+            entries[part] += " " + line.strip()
+        else:
+            part = None
+    return entries
+
+
+# The import rule: each part imports only the parts before it in this list (a subpackage's files may import
+# each other). The foundations come first here, though a reader meets them last.
+LAYERS = ["ops", "files", "memory", "vocabulary", "tokenizer", "tensor", "functional", "gradcheck", "nn", "optim",
+          "decode", "checkpoint", "metrics", "tasks", "train", "course", "tools", "cli", "__main__"]
+RANK = {name: rank for rank, name in enumerate(LAYERS)}
 RANK[""] = len(RANK)                                         # "": the package's own __init__, above everything
 
 
@@ -124,6 +148,40 @@ def test_the_map_lists_every_part_of_the_package():
     on_disk = {path.stem if path.is_file() else path.name for path in PACKAGE.iterdir()
                if (path.suffix == ".py" and path.name != "__init__.py") or (path / "__init__.py").is_file()}
     assert set(map_order()) == on_disk
+    assert set(LAYERS) == on_disk
+
+
+@pytest.mark.parametrize("part", sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()))
+def test_the_map_names_every_file_of_a_subpackage(part):
+    """Each subpackage's map entry names each of its modules (and its folders, such as course/templates/)."""
+    entry = map_entries()[part]
+    files = sorted(p.stem for p in (PACKAGE / part).glob("*.py") if p.name != "__init__.py")
+    folders = sorted(p.name + "/" for p in (PACKAGE / part).iterdir() if p.is_dir() and p.name != "__pycache__")
+    missing = [name for name in files if not re.search(rf"\b{name}\b", entry)] + \
+        [name for name in folders if name not in entry]
+    assert not missing, f"the README's map of {part}/ does not name {', '.join(missing)}"
+
+
+def test_the_map_names_every_command():
+    """Every command of the command line (a module of cli/ with an add_parser) is in the map's cli/ and
+    __main__ entries, and in cli/__init__.py's list."""
+    commands = sorted(p.stem for p in (PACKAGE / "cli").glob("*.py") if "def add_parser" in p.read_text())
+    entries, listed = map_entries(), (PACKAGE / "cli" / "__init__.py").read_text()
+    for command in commands:
+        assert re.search(rf"\b{command}\b", entries["cli"]) and re.search(rf"\b{command}\b", entries["__main__"])
+        assert f"{command}.py" in listed, f"cli/__init__.py does not list {command}.py"
+
+
+CORE = [part for part in LAYERS if part not in ("course", "cli", "__main__")]
+
+
+def test_the_library_never_imports_the_course_kit():
+    """The course kit is a concern of its own: importing every part of the library but the command line loads
+    no module of tinytransformer.course (a fresh process, so no other test's imports count)."""
+    code = ("import sys, importlib; [importlib.import_module('tinytransformer.' + p) for p in %r]; "
+            "print([m for m in sys.modules if m.startswith('tinytransformer.course')])" % CORE)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_the_books_reading_order_is_the_maps():

@@ -1,4 +1,4 @@
-"""Train any of the three models on any task, one loop for all; measure by exact match or held-out loss.
+"""Train any model on any task, one loop for all; measure by exact match or held-out loss.
 
     result = train(None, "reverse")                       # the task's classroom model and settings
     result.exact_match, result.reached_target_at_step, result.model

@@ -20,11 +20,12 @@ def module_name(path):
     return ".".join(parts)
 
 
-# The book's reading order of the package's top level: its parts from the bottom of the import flow up, as
-# the README's map lists them (tests/test_site.py checks that the two agree). A sub-package's files follow
-# the map in its own docstring (ops/__init__.py, nn/__init__.py, ...).
-READING_ORDER = ["ops", "files", "memory", "vocabulary", "tokenizer", "tensor", "functional", "gradcheck", "nn",
-                 "optim", "decode", "checkpoint", "metrics", "tasks", "train", "course", "tools", "cli", "__main__"]
+# The book's reading order of the package's top level: the order a reader learns it in, ops to the tape to the
+# layers to training, then what surrounds them (the tokenizer, the course kit, the tools, the command line) and
+# last the infrastructure, as the README's map lists it (tests/test_layout.py checks that the two agree). A
+# sub-package's files follow the map in its own docstring (ops/__init__.py, nn/__init__.py, ...).
+READING_ORDER = ["ops", "tensor", "functional", "gradcheck", "nn", "optim", "decode", "train", "tasks", "vocabulary",
+                 "checkpoint", "metrics", "tokenizer", "course", "tools", "cli", "__main__", "files", "memory"]
 
 _LISTED_LINE = re.compile(r"^[ \t]+((?:\w+(?:\.py|/), )*\w+(?:\.py|/))\s", re.MULTILINE)
 

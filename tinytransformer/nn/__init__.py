@@ -1,4 +1,4 @@
-"""The layers of the Transformer, small to large, and the three models built from them.
+"""The layers of the Transformer, small to large, and the models built from them.
 
 Shapes: B batch, T time (T_src for the source, T_tgt for the target),
 V vocabulary, h heads, d_k = d_model / h.
@@ -8,7 +8,7 @@ V vocabulary, h heads, d_k = d_model / h.
     layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, Dropout, FeedForward
     attention.py    MultiHeadAttention: project, split into heads, attend, merge
     blocks.py       SelfAttentionLayer (the encoder's layer), DecoderLayer: sublayers with residual + LayerNorm
-    model.py        Model: what the three share (embeddings in, output projection out)
+    model.py        Model: what every model shares (embeddings in, output projection out)
     cache.py        KVCache: the keys and values incremental decoding keeps for every attention layer
     transformer.py  Transformer: encoder-decoder, model(src_ids, tgt_in_ids)
     gpt.py          GPT: decoder-only, causal, gpt(ids)

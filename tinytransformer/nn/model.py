@@ -16,7 +16,8 @@ from .module import Module
 
 
 class Model(Module):
-    """The base of the three models; a subclass builds its stacks between build_embeddings() and build_output()."""
+    """The base of every model (Transformer, GPT, BERT, the vision encoder); a subclass builds its stacks
+    between build_embeddings() and build_output()."""
 
     def build_embeddings(self, config, rng):
         """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks.

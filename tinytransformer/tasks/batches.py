@@ -1,4 +1,4 @@
-"""The three kinds of batch a task hands the training loop, one per kind of model."""
+"""The four kinds of batch a task hands the training loop, one per kind of model."""
 from typing import NamedTuple
 
 import numpy as np
