@@ -49,4 +49,4 @@ html_copy_source = False
 html_show_search_summary = False             # a summary fetches each result page: refused from file://
 html_show_sourcelink = False
 
-exclude_patterns = ["_build", "_ext", "_templates", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_ext", "_templates", "examples", "**/.ipynb_checkpoints"]

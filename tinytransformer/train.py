@@ -97,7 +97,7 @@ class Progress:
         if self.value is None:
             value = "   -  "
         else:
-            value = f"{self.value:6.1%}" if self.metric == "exact match" else f"{self.value:.4f}"
+            value = f"{self.value:.4f}" if self.metric == "held-out loss" else f"{self.value:6.1%}"
         line = (f"step {step:>{len(str(self.total_steps))}}/{self.total_steps}  "
                 f"loss {loss:.4f}  {self.metric} {value}")
         self.stream.write(f"\r{line}" if self.in_place else f"{line}\n")
@@ -170,7 +170,7 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
     data_rng = np.random.default_rng(data_seed)
     optimizer = Adam(model.parameters(), lr=0.0)
     schedule = WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)
-    bar = Progress(settings.steps, progress, metric="exact match" if task.exact else "held-out loss")
+    bar = Progress(settings.steps, progress, metric=task.measure if task.exact else "held-out loss")
     stops_early = task.exact and settings.target_accuracy is not None
 
     losses, eval_history, reached_at, train_seconds, stopped = [], [], None, 0.0, None

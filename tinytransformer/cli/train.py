@@ -159,7 +159,7 @@ def train_command(args):
     target = settings.target_accuracy if task.exact else None
     measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
     if task.exact:
-        print(f"held-out exact match {result.exact_match:.1%} after {result.steps} steps; "
+        print(f"held-out {task.measure} {result.exact_match:.1%} after {result.steps} steps; "
               + (f"reached {target:.0%} at step {reached}" if reached
                  else f"did not reach {target:.0%}" if target is not None else "no target"))
     else:
@@ -241,25 +241,29 @@ def profile_command(args, task, settings, model):
 
 def plot_training(result, task, path):
     """A PNG: the loss curve, and the last layer's attention on one held-out example (mean over heads):
-    cross-attention for the encoder-decoder, self-attention for GPT and BERT.
+    cross-attention for the encoder-decoder, self-attention for GPT and BERT; the loss curve alone for a
+    task without an example to plot (its plot_example gives None).
 
     Row t of the heatmap is the position whose query attends (for the encoder-decoder, the decoder
     position that predicts the t-th target token).
     """
     from ..tools import plot
 
-    model = result.model.eval()
-    inputs, key_labels, query_labels = task.plot_example()
-    model(*inputs)                                                      # fills each layer's .probs
-    probs_by_layer = model.attention_probs()
-    names = list(probs_by_layer)
-    last = ([name for name in names if name.endswith("cross_attn")] or names)[-1]
-    probs = probs_by_layer[last][0].mean(axis=0)                         # (h, T_q, T_k) -> (T_q, T_k)
-    figure, (ax_loss, ax_attention) = plot.plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
-    plot.loss_curve(result.losses, ax=ax_loss, steps=range(1, len(result.losses) + 1), log_scale=True,
+    example = task.plot_example()
+    figure, axes = plot.plt.subplots(1, 1 if example is None else 2, figsize=(6 if example is None else 12, 4.5),
+                                     layout="constrained", squeeze=False)
+    plot.loss_curve(result.losses, ax=axes[0, 0], steps=range(1, len(result.losses) + 1), log_scale=True,
                     title=f"{result.task}: training loss")
-    plot.attention_heatmap(probs, x_labels=key_labels, y_labels=query_labels,
-                           ax=ax_attention, title=f"{last}, mean over heads")
+    if example is not None:
+        inputs, key_labels, query_labels = example
+        model = result.model.eval()
+        model(*inputs)                                                  # fills each layer's .probs
+        probs_by_layer = model.attention_probs()
+        names = list(probs_by_layer)
+        last = ([name for name in names if name.endswith("cross_attn")] or names)[-1]
+        probs = probs_by_layer[last][0].mean(axis=0)                     # (h, T_q, T_k) -> (T_q, T_k)
+        plot.attention_heatmap(probs, x_labels=key_labels, y_labels=query_labels,
+                               ax=axes[0, 1], title=f"{last}, mean over heads")
     from ..files import atomic_write
     atomic_write(path, lambda f: figure.savefig(f, format=os.path.splitext(path)[1][1:].lower(), dpi=100))
     plot.plt.close(figure)

@@ -3,12 +3,13 @@
     task.py        Task: what the loop asks of a task; Training: the loop's settings; the measures
     options.py     option(): a field's default with its command-line flag and help; the model's flags
     batches.py     Batch, LMBatch, LabelledBatch, ImageBatch: what a task's batch() returns
-    sequences.py   copy, reverse     for the encoder-decoder Transformer
+    sequences.py   copy, reverse     for the encoder-decoder Transformer; SequenceTask, the base of such tasks
     addition.py    addition          for GPT: a+b= and the sum, reversed
     text.py        text              for GPT: the next token of a text, by characters or BPE
     masked_lm.py   BERT's vocabulary, its corpus and the 80/10/10 corruption
     sentence_order.py  BERT's second objective, adapted: is the second half in order?
     cloze.py       classify's cloze readout: the masked-LM head answers the question
+    classification.py  ClassificationTask: the base of BERT's tasks that label a sequence through [CLS]
     bert_tasks.py  mlm, classify     for BERT: masked-LM pretraining, then a question
     german.py      a small German grammar: one sentence's description written in English and in German
     translation.py translate         for the encoder-decoder: English to German, on the grammar's sentences
@@ -22,7 +23,8 @@ import dataclasses
 from .addition import AdditionTask
 from .batches import Batch, ImageBatch, LabelledBatch, LMBatch  # noqa: F401  (the batch kinds, with the tasks that make them)
 from .bert_tasks import ClassifyTask, MaskedLMTask
-from .sequences import CopyTask, ReverseTask
+from .classification import ClassificationTask  # noqa: F401  (the base a new classification task reuses)
+from .sequences import CopyTask, ReverseTask, SequenceTask  # noqa: F401  (SequenceTask: the base of copy and reverse)
 from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
     language_model_loss  # noqa: F401  (re-exported: no __all__, so that the book documents each name once)
 from .text import TextTask

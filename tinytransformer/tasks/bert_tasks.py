@@ -8,14 +8,11 @@ asked to fill y's first symbol (cloze.py).
 """
 import dataclasses
 
-import numpy as np
-
-from .. import functional as F, nn
+from .. import nn
 from ..checkpoint import load_checkpoint
-from ..memory import check_fits
 from ..nn import inference
 from ..vocabulary import PAD
-from .batches import LabelledBatch
+from .classification import ClassificationTask
 from .cloze import cloze_logits
 from .masked_lm import make_sequences, pretraining_batch, token_names, vocab_size
 from .options import option
@@ -114,45 +111,33 @@ class MaskedLMTask(Task):
 
 
 @dataclasses.dataclass
-class ClassifyTask(Task):
+class ClassifyTask(ClassificationTask):
     """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, evaluated by the
-    exact match (accuracy) on n_held_out others. readout: "cloze" (the masked-LM head fills y's first
-    symbol) or "cls" (a new head on [CLS])."""
+    accuracy on n_held_out others. readout: "cloze" (the masked-LM head fills y's first symbol) or "cls"
+    (a new head on [CLS])."""
     k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
     n_symbols: int = option(8, "--symbols", "distinct symbols")
-    n_labelled: int = option(256, "--labelled", "labelled training sequences")
     variable_length: bool = option(False, "--variable-length", "halves of 3..k-max symbols, padded with PAD")
     readout: str = option("cloze", "--readout", "how BERT answers: cloze (its masked-LM head fills y's first "
                           "symbol, hidden by [MASK]: x's first means copy, x's last reverse) or cls (a new head "
                           "on [CLS], as BERT fine-tunes)")
     pretrained: str | None = option(None, "--pretrained", "start from this masked-LM checkpoint "
                                     "(train --task mlm --save PATH)", metavar="PATH")
-    n_held_out: int = 1000           # held-out sequences
-    seed: int = 0                    # seed of the labelled and the held-out sequences
 
-    name, model_class, model_style = "classify", nn.BERT, BERT_STYLE
-    training = Training(steps=300, eval_every=50, lr_scale=0.3)
+    name, label_names = "classify", ("copy", "reverse")
     READOUTS = ("cloze", "cls")
 
     def __post_init__(self):
         check_halves(self)
-        check_option(self, "n_labelled", 1)
         if self.readout not in self.READOUTS:
             raise ValueError(f"classify: readout must be one of {', '.join(self.READOUTS)}, got {self.readout!r}")
         self.k_min = min_half(self.k_max, self.variable_length)
-        # each labelled row is drawn (int64), kept as bytes to compare with the held-out rows, and copied once kept
-        check_fits(4 * 8 * self.n_labelled * (1 + 2 * self.k_max), f"n_labelled = {self.n_labelled}", "classify")
-        labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
-        self.held_out = make_sequences(self.n_held_out, self.k_max, self.n_symbols,
-                                       np.random.default_rng(eval_seed), self.k_min)
-        drawn = make_sequences(self.n_labelled, self.k_max, self.n_symbols, np.random.default_rng(labelled_seed),
-                               self.k_min)
-        held_out_rows = {row.tobytes() for row in self.held_out.ids}
-        fresh = np.array([row.tobytes() not in held_out_rows for row in drawn.ids], dtype=bool)   # (n_labelled,)
-        if not fresh.any():
-            raise ValueError(f"ClassifyTask: every one of the {self.n_labelled} labelled sequences is held out; "
-                             "give more symbols, longer sequences or a smaller n_held_out")
-        self.labelled = LabelledBatch(drawn.ids[fresh], drawn.labels[fresh])   # none of them held out
+        super().__post_init__()
+
+    def sequences(self, n, rng):
+        return make_sequences(n, self.k_max, self.n_symbols, rng, self.k_min)
+
+    token_names = staticmethod(token_names)
 
     def room(self):
         """The cls readout needs a 2-class [CLS] head; the cloze readout none (it reads the masked-LM head)."""
@@ -175,30 +160,6 @@ class ClassifyTask(Task):
         self.check(model.config)
         return model
 
-    def batch(self, batch_size, rng):
-        rows = rng.integers(0, len(self.labelled.labels), size=batch_size)   # (B,) with replacement
-        return LabelledBatch(self.labelled.ids[rows], self.labelled.labels[rows])
-
     def logits(self, model, ids):
         """ids (B, T) -> (B, 2) logits of copy and reverse, by the task's readout."""
         return cloze_logits(model, ids) if self.readout == "cloze" else model.classify(ids)
-
-    def loss(self, model, batch, label_smoothing=0.0):
-        return F.cross_entropy(self.logits(model, batch.ids), batch.labels, label_smoothing=label_smoothing)
-
-    def predict(self, model, ids):
-        """ids (B, T) -> (B,) 0 = copy, 1 = reverse, in eval mode and outside any Tape."""
-        with inference(model, "ClassifyTask.predict"):
-            return self.logits(model, ids).data.argmax(axis=-1)
-
-    def evaluate(self, model):
-        return float((self.predict(model, self.held_out.ids) == self.held_out.labels).mean())
-
-    def show(self, model, n=3):
-        ids, labels = (rows[:n] for rows in self.held_out)
-        answer = ("copy", "reverse")
-        return ["held-out sequences: copy or reverse?"] + [
-            f"  {' '.join(token_names(row)):<40} {answer[label]:<8} predicted {answer[guess]}"
-            for row, label, guess in zip(ids, labels, self.predict(model, ids))]
-
-    plot_example = MaskedLMTask.plot_example        # the first held-out sequence, read the same way

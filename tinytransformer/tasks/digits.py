@@ -58,7 +58,7 @@ class DigitsTask(Task):
     n_held_out: int = 297            # images never trained on: 1,500 are left for training
     split_seed: int = 0              # the held-out images are drawn once, from this seed
 
-    name, model_class, model_style = "digits", nn.VisionTransformer, BERT_STYLE
+    name, model_class, model_style, measure = "digits", nn.VisionTransformer, BERT_STYLE, "accuracy"
     training = Training(steps=1500, target_accuracy=0.97, eval_every=100)
 
     def __post_init__(self):

@@ -9,6 +9,13 @@ The training loop's settings (task.py's Training) are declared the same way,
 and the model's sizes in MODEL_OPTIONS below (TransformerConfig's fields, nn/config.py).
 `python -m tinytransformer train` builds its options from these (cli/train.py):
 the flag's type is the field's type (a bool is a switch), its default the task's own.
+
+One flag, one meaning: tasks may share a flag (copy and mlm both have
+--symbols), and then every task that declares it must give it the same field
+name and the same type (n_symbols: int); the command line refuses to start
+otherwise (a TypeError naming the flag and both fields). A new option that means
+something else takes a new flag. The help may differ: `train --help` shows
+each task's.
 """
 import dataclasses
 import typing

@@ -11,6 +11,7 @@ The reverse task is the same with the symbols reversed in tgt_in and tgt_out.
 With variable lengths, shorter examples are padded with PAD at the end.
 Evaluated by greedy decoding: the held-out exact match.
 """
+import abc
 import dataclasses
 
 import numpy as np
@@ -36,14 +37,27 @@ def token_names(ids):
     return [special.get(int(i), str(int(i) - N_SPECIAL)) for i in ids]
 
 
-def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False):
-    """Draw `batch_size` fresh examples of `task` ("copy" or "reverse").
+def copy_target(src, lengths):
+    """copy's target: the source itself, (B, T)."""
+    return src
+
+
+def reverse_target(src, lengths):
+    """reverse's target: each row's symbols backwards, PAD where the source has PAD, (B, T)."""
+    T = src.shape[1]
+    positions = np.arange(T)                                                 # (T,)
+    # position t of the reversed row reads position length-1-t of the source
+    source_index = np.clip(lengths[:, None] - 1 - positions[None, :], 0, T - 1)  # (B, T)
+    return np.where(src != PAD, np.take_along_axis(src, source_index, axis=1), PAD)
+
+
+def draw_sequences(target, batch_size, seq_len, n_symbols, rng, variable_length=False):
+    """Draw `batch_size` fresh source sequences and make each one's answer with target(src, lengths) -> (B, T),
+    PAD where src has PAD: a Batch for the encoder-decoder.
 
     rng: an np.random.Generator or an int seed. With variable_length, each
     example's length is drawn uniformly from 1..seq_len and the rest is PAD.
     """
-    if task not in TASK_NAMES:
-        raise ValueError(f"make_batch: task must be one of {TASK_NAMES}, got {task!r}")
     if seq_len < 1 or n_symbols < 1 or batch_size < 1:
         raise ValueError(
             "make_batch: batch_size, seq_len and n_symbols must be >= 1, got "
@@ -55,24 +69,25 @@ def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False)
         lengths = rng.integers(1, T + 1, size=B)                             # (B,)
     else:
         lengths = np.full(B, T)
-    positions = np.arange(T)                                                 # (T,)
-    real = positions[None, :] < lengths[:, None]                             # (B, T) True where a symbol stands
+    real = np.arange(T)[None, :] < lengths[:, None]                          # (B, T) True where a symbol stands
     src = np.where(real, symbols, PAD)                                       # (B, T)
-
-    if task == "copy":
-        target = src
-    else:
-        # position t of the reversed row reads position length-1-t of the source
-        source_index = np.clip(lengths[:, None] - 1 - positions[None, :], 0, T - 1)  # (B, T)
-        target = np.where(real, np.take_along_axis(src, source_index, axis=1), PAD)
+    answer = target(src, lengths)                                            # (B, T)
 
     tgt_in = np.full((B, T + 1), PAD, dtype=np.int64)
     tgt_out = np.full((B, T + 1), PAD, dtype=np.int64)
     tgt_in[:, 0] = BOS
-    tgt_in[:, 1:] = target
-    tgt_out[:, :T] = target
+    tgt_in[:, 1:] = answer
+    tgt_out[:, :T] = answer
     tgt_out[np.arange(B), lengths] = EOS
     return Batch(src.astype(np.int64), tgt_in, tgt_out)
+
+
+def make_batch(task, batch_size, seq_len, n_symbols, rng, variable_length=False):
+    """Draw `batch_size` fresh examples of `task` ("copy" or "reverse"): draw_sequences with its target."""
+    targets = {"copy": copy_target, "reverse": reverse_target}
+    if task not in targets:
+        raise ValueError(f"make_batch: task must be one of {TASK_NAMES}, got {task!r}")
+    return draw_sequences(targets[task], batch_size, seq_len, n_symbols, rng, variable_length)
 
 
 def transformer_loss(model, batch, label_smoothing=0.0):
@@ -87,21 +102,26 @@ def evaluate_sequences(model, batch):
 
 
 @dataclasses.dataclass
-class CopyTask(Task):
-    """copy for the encoder-decoder Transformer: write the source again; evaluated by greedy decoding."""
+class SequenceTask(Task):
+    """The base of the encoder-decoder's symbol tasks: a source of symbols in, an answer of symbols out,
+    evaluated by greedy decoding. A subclass sets name and writes target(src, lengths) -> (B, T)."""
     seq_len: int = option(10, "--seq-len", "symbols per sequence")
     n_symbols: int = option(10, "--symbols", "distinct symbols")
     variable_length: bool = option(False, "--variable-length", "lengths 1..seq-len, padded with PAD")
     n_held_out: int = 1000           # held-out sequences
     seed: int = 0                    # seed of the held-out sequences
 
-    name, model_class = "copy", nn.Transformer
+    model_class = nn.Transformer
+
+    @staticmethod
+    @abc.abstractmethod
+    def target(src, lengths):
+        """The answer to each source row, (B, T) from src (B, T) and its lengths (B,); PAD where src has PAD."""
 
     def __post_init__(self):
         for field in ("seq_len", "n_symbols", "n_held_out"):
             check_option(self, field, 1)
-        self.held_out = make_batch(self.name, self.n_held_out, self.seq_len, self.n_symbols, self.seed,
-                                   self.variable_length)
+        self.held_out = self.batch(self.n_held_out, self.seed)
 
     def room(self):
         return dict(vocab_size=vocab_size(self.n_symbols), max_len=self.seq_len + 1)    # + 1: BOS or EOS
@@ -110,7 +130,7 @@ class CopyTask(Task):
         return f"{self.n_symbols} symbols, length {self.seq_len}" + (" (variable)" if self.variable_length else "")
 
     def batch(self, batch_size, rng):
-        return make_batch(self.name, batch_size, self.seq_len, self.n_symbols, rng, self.variable_length)
+        return draw_sequences(self.target, batch_size, self.seq_len, self.n_symbols, rng, self.variable_length)
 
     loss = staticmethod(transformer_loss)
 
@@ -134,7 +154,16 @@ class CopyTask(Task):
 
 
 @dataclasses.dataclass
-class ReverseTask(CopyTask):
+class CopyTask(SequenceTask):
+    """copy for the encoder-decoder Transformer: write the source again; evaluated by greedy decoding."""
+
+    name = "copy"
+    target = staticmethod(copy_target)
+
+
+@dataclasses.dataclass
+class ReverseTask(SequenceTask):
     """reverse for the encoder-decoder Transformer: write the source backwards; evaluated by greedy decoding."""
 
     name = "reverse"
+    target = staticmethod(reverse_target)

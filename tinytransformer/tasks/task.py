@@ -17,8 +17,12 @@ evaluate gives the held-out exact match, and training may stop at a target;
 False: it gives the held-out loss, lower is better), model_style (the config
 fields of its model family) and training (the loop's settings for it). Task
 declares the methods every task writes (room, describe, batch, loss,
-evaluate, show, plot_example); a new task is one file of tasks/ and one line
-in tasks/__init__.py's TASKS.
+evaluate, show) and one it may (plot_example, for `train --plot`); a new task
+is one file of tasks/ and one line in tasks/__init__.py's TASKS (the book's
+page "Extending tinytransformer" walks through one). Two bases save most of
+the writing: sequences.SequenceTask (symbols in, symbols out, for the
+encoder-decoder) and classification.ClassificationTask (a label per sequence,
+through BERT's [CLS]).
 """
 import abc
 import dataclasses
@@ -85,9 +89,10 @@ class Task(abc.ABC):
     """The base of every task: what the training loop (train.py) and the command line (cli/train.py) ask
     of one. A task writes the abstract methods and sets name and model_class; the rest has defaults."""
 
-    name = None                  # "copy", "reverse", "addition", "text", "mlm", "classify" or "translate"
-    model_class = None           # nn.Transformer, nn.GPT or nn.BERT
+    name = None                  # the task's name on the command line: "copy", "reverse", "addition", ...
+    model_class = None           # nn.Transformer, nn.GPT, nn.BERT or nn.VisionTransformer
     exact = True                 # evaluate gives held-out exact match (else the held-out loss)
+    measure = "exact match"      # what evaluate's share is called: "accuracy" for a label per sequence
     model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE)
     training = Training()
 
@@ -115,9 +120,10 @@ class Task(abc.ABC):
     def show(self, model, n=3):
         """Lines of text showing the model at work on n held-out examples."""
 
-    @abc.abstractmethod
     def plot_example(self):
-        """(the model's inputs, key labels, query labels) of one held-out example, for an attention map."""
+        """(the model's inputs, key labels, query labels) of one held-out example, for `train --plot`'s attention
+        map; None (this default): --plot draws the loss curve alone."""
+        return None
 
     def config(self, **changes):
         """The classroom model for this task, a TransformerConfig; changes override (d_model=32, ...)."""
