@@ -127,13 +127,6 @@ def test_every_public_name_imports_from_its_one_home(where):
     assert getattr(importlib.import_module("tinytransformer" + (f".{module}" if module else "")), name) is not None
 
 
-@pytest.mark.parametrize("old", ["data", "addition", "text", "mlm", "grader", "edition", "plot", "profile",
-                                 "speed_settings", "gradcheck_every_op", "worked_example"])
-def test_no_second_home(old):
-    """No module left behind at an old path to re-export another's names: a name has one home."""
-    assert not (PACKAGE / f"{old}.py").exists()
-
-
 def test_packaging_finds_every_subpackage_by_itself():
     """No hand-written package list: a new subpackage ships in the wheel without anyone adding it."""
     setuptools = pytest.importorskip("setuptools")

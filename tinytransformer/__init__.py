@@ -9,7 +9,7 @@ to one BLAS thread and to keeping freed memory (see tools/speed_settings.py).
 from . import functional, nn, ops
 from . import decode, metrics, optim, tasks, train
 from .checkpoint import load_checkpoint, save_checkpoint
-from .gradcheck import GradcheckError, gradcheck, numerical_gradient, rel_error, relative_error
+from .gradcheck import GradcheckError, elementwise_relative_error, gradcheck, numerical_gradient, relative_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions
 from .nn import TransformerConfig
 from .tools.speed_settings import use_speed_settings

@@ -11,7 +11,7 @@ of the gradient's size on small inputs (rounding, eps = 1e-6), so a right
 backward pass has a relative error of about 1e-9 and anything above 1e-6 is a
 mistake, not rounding. The relative error is taken over the whole gradient,
 max |analytic - numeric| / (max |analytic| + max |numeric|): element by element
-(rel_error, CS231n's) a right gradient with an element near zero can show 1e-1.
+(elementwise_relative_error, CS231n's) a right gradient with an element near zero can show 1e-1.
 A gradient that is itself near zero everywhere (layer norm over 2 features)
 is below what central differences can measure: it passes when its error is
 within their rounding (resolution).
@@ -32,13 +32,13 @@ class GradcheckError(AssertionError):
 class InputCheck(NamedTuple):
     """What gradcheck found for one input: its name, the errors of its analytic gradient, and the verdict."""
     name: str
-    max_rel_error: float       # rel_error: the largest elementwise relative error
+    elementwise_error: float   # elementwise_relative_error: the largest elementwise relative error
     max_abs_error: float
     passed: bool
     relative_error: float      # relative_error: the error relative to the gradient's size
 
 
-def rel_error(a, b):
+def elementwise_relative_error(a, b):
     """Largest elementwise |a - b| / (|a| + |b|): about 1e-10 or less when two float64 results agree."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b)), initial=0.0))
@@ -140,7 +140,7 @@ def gradcheck(fn, *inputs, names=None, eps=1e-6, atol=None, rtol=None, rng=0, ra
         else:
             passed = bool(np.allclose(analytic, numeric, atol=1e-5 if atol is None else atol,
                                       rtol=1e-3 if rtol is None else rtol))
-        results.append(InputCheck(names[i], rel_error(analytic, numeric),
+        results.append(InputCheck(names[i], elementwise_relative_error(analytic, numeric),
                                   float(np.max(np.abs(analytic - numeric), initial=0.0)), passed, error))
     failed = [r for r in results if not r.passed]
     if failed and raise_on_failure:
