@@ -1,7 +1,10 @@
 """The tokenizers: round trips of any text, BPE's merges against a plain reference, the tie rule,
 pre-splitting, special tokens, saved files, and a clear error for every bad input."""
 import json
+import os
 import re
+import stat
+import threading
 from collections import Counter
 
 import numpy as np
@@ -10,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, CharTokenizer, learn_merges, learn_merges_naive
+from tinytransformer.tokenizer import base as base_module
 from tinytransformer.tokenizer import bpe as bpe_module
 from tinytransformer.tokenizer.split import compile_pattern, split_text
 
@@ -401,3 +405,124 @@ def test_the_encoding_cache_is_bounded_and_changes_nothing(monkeypatch):
     assert len(tok.cache) == 0                            # over the limit: emptied after the call
     assert tok.encode("The sea") == BPE.train(STORY, 300).encode("The sea")
     assert len(tok.cache) == 2                            # "The" and " sea"
+
+
+# ---------------------------------------------------------------------------
+# A tokenizer file is untrusted: every bound checked before the work it would cost
+
+def refused_in_time(call, fifo=None, seconds=20):
+    """The exception call() raises, asserting it came within seconds (a FIFO read by mistake would wait forever:
+    then a writer is opened on it to let the test end)."""
+    outcome = {}
+
+    def run():
+        try:
+            call()
+        except Exception as error:           # noqa: BLE001 - the test inspects it
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive() and fifo is not None:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))      # wakes a reader blocked on the FIFO
+        thread.join(seconds)
+    assert "error" in outcome, f"not refused within {seconds} s" if thread.is_alive() else "no error raised"
+    return outcome["error"]
+
+
+def test_a_deeply_nested_file_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"format": ' + "[" * 200_000 + "]" * 200_000 + "}", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^BPE.load: .*deep.json nests brackets more than 3 deep"):
+        BPE.load(path)
+    path.write_text("[" * 200_000, encoding="utf-8")                      # unclosed: as deep, and cut
+    with pytest.raises(ValueError, match=r"deep.json nests brackets more than 3 deep"):
+        CharTokenizer.load(path)
+
+
+def test_chained_merges_that_double_each_token_are_refused_before_any_bytes_are_built(tmp_path):
+    # merge i joins token i-1 with itself: the 60th token would be 2**60 bytes (an exabyte)
+    rows = [[97, 97, "aa"]] + [[256 + i, 256 + i, "aaaa"] for i in range(59)]
+    path = saved(tmp_path, BPE([]), set_key("merges", rows))
+    with pytest.raises(ValueError, match=r"bad.json is damaged: merge 1 \[256, 256\] makes a token of 4 bytes, but "
+                                         r"the file says 'aaaa'|bad.json is damaged: merge 2 \[257, 257\] would make "
+                                         r"a token of 8 bytes, more than its text 'aaaa' in the file spells"):
+        BPE.load(path)
+    rows = [[97, 97, "aa"]] + [[256 + i, 256 + i, "a" * 2 ** (i + 2)] for i in range(20)] + \
+           [[276 + i, 276 + i, "a"] for i in range(40)]
+    path = saved(tmp_path, BPE([]), set_key("merges", rows))
+    with pytest.raises(ValueError, match=r"bad.json is damaged: merge 21 \[276, 276\] would make a token of "
+                                         r"4194304 bytes, more than its text 'a' in the file spells"):
+        BPE.load(path)
+
+
+def test_a_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "big.json"
+    with open(path, "wb") as f:
+        f.truncate(base_module.MAX_FILE_BYTES + 1)                          # sparse: no disk used
+    with pytest.raises(ValueError, match=r"^BPE.load: .*big.json holds 16777217 bytes; a tokenizer file is at most "
+                                         r"16777216 \(16 MiB\)"):
+        BPE.load(path)
+
+
+def test_too_many_ids_are_refused(tmp_path, monkeypatch):
+    tok = BPE.train(STORY, 300, special_tokens=["<|endoftext|>"])
+    tok.save(tmp_path / "tok.json")
+    monkeypatch.setattr(base_module, "MAX_VOCAB_SIZE", 299)
+    with pytest.raises(ValueError, match=r"tok.json is damaged: it defines 300 ids; a tokenizer has at most 299"):
+        BPE.load(tmp_path / "tok.json")
+    CharTokenizer.train("abc").save(tmp_path / "char.json")
+    monkeypatch.setattr(base_module, "MAX_VOCAB_SIZE", 2)
+    with pytest.raises(ValueError, match=r"char.json is damaged: it defines 3 ids; a tokenizer has at most 2"):
+        CharTokenizer.load(tmp_path / "char.json")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["merges"].__setitem__(0, [-1, 98, "?b"]), r"merge 0 \[-1, 98\] names an id not made before it"),
+    (lambda d: d["merges"].__setitem__(0, ["a" * 10_000, 98, "ab"]), r"must be a pair of int ids, got \['aaaa"),
+    (set_key("special_tokens", 5), "special_tokens must be a list of str, got int"),
+    (set_key("special_tokens", ["\ud800"]), r"special token '\\ud800' holds a lone surrogate"),
+    (set_key("type", "x" * 100_000), r"holds a 'xxxx.*\.\.\..*' tokenizer"),
+], ids=["negative-id", "long-id", "special-int", "special-surrogate", "long-type"])
+def test_hostile_bpe_file_gives_one_short_line(tmp_path, edit, message):
+    path = saved(tmp_path, BPE.train(STORY, 280, special_tokens=["<a>"]), edit)
+    with pytest.raises(ValueError, match=message) as caught:
+        BPE.load(path)
+    text = str(caught.value)
+    assert "bad.json" in text and "\n" not in text and len(text) < 400, text
+
+
+def test_a_number_too_long_to_read_is_refused_in_one_line(tmp_path):
+    path = saved(tmp_path, BPE.train(STORY, 280), lambda d: None)
+    path.write_text(path.read_text(encoding="utf-8").replace('"merges": [[', '"merges": [[' + "9" * 5000 + ", "), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^BPE.load: .*bad.json is not a readable tokenizer file \(Exceeds"):
+        BPE.load(path)
+
+
+def test_what_is_not_a_regular_file_is_refused_by_load(tmp_path):
+    with pytest.raises(ValueError, match=r"BPE.load: .* is a folder, not a tokenizer file"):
+        BPE.load(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"^BPE.load: no tokenizer file at .*missing.json$"):
+        BPE.load(tmp_path / "missing.json")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    error = refused_in_time(lambda: BPE.load(fifo), fifo)
+    assert isinstance(error, ValueError) and "fifo.json is a FIFO, not a tokenizer file" in str(error), error
+    error = refused_in_time(lambda: CharTokenizer.load("/dev/zero"))
+    assert isinstance(error, ValueError) and "/dev/zero is a device, not a tokenizer file" in str(error), error
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_save_refuses_a_fifo_or_a_device(tmp_path, force):
+    tok = BPE.train(STORY, 280)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    error = refused_in_time(lambda: tok.save(fifo, force=force), fifo)
+    assert isinstance(error, ValueError) and "fifo.json is a FIFO, not a regular file" in str(error), error
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)                         # left as it was
+    device = tmp_path / "null.json"
+    os.symlink("/dev/null", device)
+    error = refused_in_time(lambda: tok.save(device, force=force))
+    assert isinstance(error, ValueError) and "null.json is a device, not a regular file" in str(error), error
+    assert os.path.islink(device)

@@ -15,7 +15,7 @@ which counts once and then updates only what each merge touches.
 """
 from collections import Counter
 
-from .base import Tokenizer, check_special_tokens, check_unicode
+from .base import Tokenizer, check_special_tokens, check_unicode, check_vocab_size, short
 from .incremental import N_BYTES, apply_merges, learn_merges
 from .split import SPLIT_PATTERN, compile_pattern, split_text
 
@@ -58,6 +58,17 @@ def learn_merges_naive(chunks, weights, n_merges):
     return merges
 
 
+def check_merge(index, pair, n_ids):
+    """pair as (a, b): two int ids made before merge index, that is below n_ids."""
+    if (not isinstance(pair, (tuple, list)) or len(pair) != 2
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)):
+        raise ValueError(f"BPE: merge {index} must be a pair of int ids, got {short(pair)}")
+    a, b = pair
+    if not (0 <= a < n_ids and 0 <= b < n_ids):
+        raise ValueError(f"BPE: merge {index} {[a, b]} names an id not made before it (ids so far: 0..{n_ids - 1})")
+    return a, b
+
+
 def chunk_counts(text, pattern):
     """{chunk as UTF-8 bytes: occurrences} of text pre-split by a compiled pattern (None: one chunk)."""
     return Counter(chunk.encode("utf-8") for chunk in split_text(text, pattern))
@@ -81,15 +92,9 @@ class BPE(Tokenizer):
         vocab = [bytes([i]) for i in range(N_BYTES)]
         self.merges = {}                                           # (a, b) -> new id
         for pair in merges:
-            if (not isinstance(pair, (tuple, list)) or len(pair) != 2
-                    or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)):
-                raise ValueError(f"BPE: merge {len(self.merges)} must be a pair of int ids, got {pair!r}")
-            a, b = pair
-            if not (0 <= a < len(vocab) and 0 <= b < len(vocab)):
-                raise ValueError(f"BPE: merge {len(self.merges)} {pair!r} names an id not made before it "
-                                 f"(ids so far: 0..{len(vocab) - 1})")
+            a, b = check_merge(len(self.merges), pair, len(vocab))
             if (a, b) in self.merges:
-                raise ValueError(f"BPE: merge {len(self.merges)} {pair!r} repeats merge "
+                raise ValueError(f"BPE: merge {len(self.merges)} {[a, b]} repeats merge "
                                  f"{self.merges[a, b] - N_BYTES}")
             self.merges[a, b] = len(vocab)
             vocab.append(vocab[a] + vocab[b])
@@ -136,11 +141,26 @@ class BPE(Tokenizer):
 
     @classmethod
     def from_file(cls, saved):
+        """The tokenizer a loaded file describes; every row checked before any token's bytes are built.
+
+        A crafted file can chain merges that each join the last token with itself, [256, 256], [257, 257],
+        ...: the 60th token would be 2**60 bytes. Each row spells its token's text, and a token's text is
+        never shorter in UTF-8 than the token (an invalid byte is written \\xNN), so a row whose token would
+        be longer than its text is refused, from the lengths alone: what is built is at most the file's size.
+        """
         rows = saved["merges"]
-        if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 3 for row in rows):
+        if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 3
+                                                 and isinstance(row[2], str) for row in rows):
             raise ValueError("merges must be a list of [a, b, text] rows")
-        pattern = saved["pattern"]
-        tokenizer = cls([tuple(row[:2]) for row in rows], pattern, saved["special_tokens"])
+        check_vocab_size(N_BYTES + len(rows) + len(saved["special_tokens"]))
+        lengths = [1] * N_BYTES                                    # each token's length in bytes
+        for index, row in enumerate(rows):
+            (a, b), text = check_merge(index, row[:2], len(lengths)), row[2]
+            lengths.append(lengths[a] + lengths[b])
+            if lengths[-1] > len(text.encode("utf-8", "surrogatepass")):
+                raise ValueError(f"merge {index} {[a, b]} would make a token of {lengths[-1]} bytes, more than "
+                                 f"its text {short(text)} in the file spells")
+        tokenizer = cls([row[:2] for row in rows], saved["pattern"], saved["special_tokens"])
         for (pair, new_id), row in zip(tokenizer.merges.items(), rows):
             if tokenizer.token_text(new_id) != row[2]:
                 raise ValueError(f"merge {new_id - N_BYTES} {list(pair)} makes {tokenizer.token_text(new_id)!r}, "

@@ -5,7 +5,7 @@ sequences are as long as the text, and a character the training text never
 had (an emoji, another script) has no id at all: encoding it is an error.
 Byte-level BPE (bpe.py) has neither problem.
 """
-from .base import Tokenizer, check_unicode
+from .base import Tokenizer, check_unicode, check_vocab_size
 
 
 class CharTokenizer(Tokenizer):
@@ -49,4 +49,5 @@ class CharTokenizer(Tokenizer):
         characters = saved["characters"]
         if not isinstance(characters, list) or not all(isinstance(c, str) and len(c) == 1 for c in characters):
             raise ValueError("characters must be a list of one-character strings")
+        check_vocab_size(len(characters) + len(saved["special_tokens"]))
         return cls("".join(characters), saved["special_tokens"])
