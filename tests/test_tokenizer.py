@@ -2,9 +2,11 @@
 pre-splitting, special tokens, saved files, and a clear error for every bad input."""
 import json
 import os
+import random
 import re
 import stat
 import threading
+import tracemalloc
 from collections import Counter
 
 import numpy as np
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, CharTokenizer, learn_merges, learn_merges_naive
 from tinytransformer.tokenizer import base as base_module
 from tinytransformer.tokenizer import bpe as bpe_module
-from tinytransformer.tokenizer.split import compile_pattern, split_text
+from tinytransformer.tokenizer.split import LINE_CUT, compile_pattern, last_line_cut, split_text
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 
@@ -30,9 +32,11 @@ any_text = st.text(max_size=60)
 
 def reference_merges(text, n_merges, pattern=SPLIT_PATTERN):
     """BPE as the textbook says, written independently of the library: every merge recounts all pairs
-    of all chunks; the most frequent pair wins, ties to the smaller (a, b)."""
+    of all chunks; the most frequent pair wins, ties to the smaller (a, b). text: a str, or a list of
+    documents (no chunk spans two)."""
     compiled = re.compile(pattern, re.VERBOSE) if pattern else None
-    chunks = Counter(tuple(chunk.encode("utf-8")) for chunk in split_text(text, compiled))
+    documents = text if isinstance(text, list) else [text]
+    chunks = Counter(tuple(chunk.encode("utf-8")) for document in documents for chunk in split_text(document, compiled))
     merges = []
     for new_id in range(256, 256 + n_merges):
         pairs = Counter()
@@ -231,6 +235,73 @@ def test_special_tokens_take_the_last_ids_and_are_never_encoded_from_text():
     assert tok.decode(ids) == "end<|endoftext|>"
 
 
+EOT = "<|endoftext|>"
+DOCUMENTS = STORY.replace(". ", "." + EOT, 6)          # the story as seven documents between separators
+
+
+@pytest.mark.parametrize("pattern", [SPLIT_PATTERN, None], ids=["pre-split", "no-pre-split"])
+def test_training_learns_no_merge_across_or_inside_a_special_token(pattern):
+    tok = BPE.train(DOCUMENTS, 300, pattern=pattern, special_tokens=[EOT])
+    learned = [tok.vocab[i] for i in range(256, tok.n_ordinary)]
+    assert not [t for t in learned if b"<" in t or b"|" in t or b">" in t], learned     # nothing of "<|endoftext|>"
+    assert list(tok.merges) == reference_merges(DOCUMENTS.split(EOT), 300 - 257, pattern)
+    assert tok.special_tokens == {EOT: 299} and tok.n_ordinary == 299                   # after the merges
+
+
+def test_training_cuts_at_every_special_token_the_longest_first():
+    tok = BPE.train("ab<a><b>ab<a>ab", 259, pattern=None, special_tokens=["<a>", "<a><b>"])
+    assert list(tok.merges) == [(97, 98)] and tok.special_tokens == {"<a>": 257, "<a><b>": 258}
+    chars = CharTokenizer.train("ba<e>b", special_tokens=["<e>"])
+    assert chars.alphabet == "ab"                                    # "<", "e", ">" only in the special token
+
+
+@pytest.mark.parametrize("make", [lambda: BPE.train(DOCUMENTS, 300, special_tokens=[EOT, "<|pad|>"]),
+                                  lambda: CharTokenizer.train(DOCUMENTS, special_tokens=[EOT, "<|pad|>"])],
+                         ids=["bpe", "char"])
+def test_encode_makes_the_allowed_special_tokens_and_only_them(make):
+    tok = make()
+    eot, pad = tok.special_tokens[EOT], tok.special_tokens["<|pad|>"]
+    text = f"the sea{EOT}the lamp<|pad|>"
+    expected = tok.encode("the sea") + [eot] + tok.encode("the lamp") + [pad]
+    assert tok.encode(text, allowed_special="all") == expected
+    assert tok.encode(text, allowed_special={EOT, "<|pad|>"}) == expected
+    assert tok.decode(tok.encode(text, allowed_special="all"), include_special=True) == text
+    if isinstance(tok, BPE):                       # the default: no special id ever, the name as its bytes
+        assert tok.encode(text, allowed_special={EOT}) == tok.encode("the sea") + [eot] + tok.encode("the lamp<|pad|>")
+        assert not set(tok.encode(text)) & {eot, pad} and tok.decode(tok.encode(text)) == text
+    else:                                          # a special token's characters were never learned
+        with pytest.raises(ValueError, match="3 character.s. not in the vocabulary: '<>|'"):
+            tok.encode(text, allowed_special={EOT})
+
+
+def test_where_special_tokens_overlap_the_longest_wins_then_the_leftmost():
+    tok = BPE([], pattern=None, special_tokens=["<a>", "<a><b>", "xy", "yz"])
+    a, ab, xy = 256, 257, 258
+    assert tok.encode("<a><b>", allowed_special="all") == [ab]
+    assert tok.encode("<a><b>", allowed_special={"<a>"}) == [a] + list(b"<b>")
+    assert tok.encode("<a><a><b>", allowed_special="all") == [a, ab]
+    assert tok.encode("xyz", allowed_special="all") == [xy, ord("z")]            # xy starts first
+    reordered = BPE([], pattern=None, special_tokens=["yz", "xy", "<a><b>", "<a>"])
+    assert reordered.decode(reordered.encode("xyz<a><b>", allowed_special="all"), include_special=True) == "xyz<a><b>"
+    assert [reordered.vocab[i] for i in reordered.encode("xyz<a><b>", allowed_special="all")] == \
+        [b"xy", b"z", b"<a><b>"]
+
+
+@pytest.mark.parametrize("allowed, error, message", [
+    ("<|endoftext|>", TypeError, r"allowed_special must be 'all' or a set of names, got the str '<\|endoftext\|>'; "
+                                 r"write \{'<\|endoftext\|>'\}"),
+    ({"<|pad|>"}, ValueError, r"allowed_special names '<\|pad\|>', which is not a special token of this tokenizer "
+                              r"\(its special tokens: \['<\|endoftext\|>'\]\)"),
+    (3, TypeError, "allowed_special must be 'all' or a set of names, got int"),
+], ids=["str", "unknown", "int"])
+def test_bad_allowed_special(allowed, error, message):
+    tok = BPE.train(DOCUMENTS, 280, special_tokens=[EOT])
+    with pytest.raises(error, match=message):
+        tok.encode("the sea", allowed_special=allowed)
+    with pytest.raises(error, match=message):
+        tok.encode_iterable(["the sea"], allowed_special=allowed)       # refused at the call, before any line
+
+
 def test_special_tokens_decode_only_if_asked():
     for tok in (BPE.train(STORY, 300, special_tokens=["<|endoftext|>"]),
                 CharTokenizer.train(STORY, special_tokens=["<|endoftext|>"])):
@@ -239,6 +310,116 @@ def test_special_tokens_decode_only_if_asked():
         assert tok.decode(ids) == "a seaa lamp"
         assert tok.decode(ids, include_special=True) == "a sea<|endoftext|>a lamp"
         assert eot == tok.vocab_size - 1
+
+
+# ---------------------------------------------------------------------------
+# Encoding a file lazily: encode_iterable
+
+# the story with every kind of line break and indentation, and a document separator
+SPACED = (STORY.replace(". ", ".\n\n\n").replace(", ", ",  \n ").replace("; ", ";\r\n\t") + EOT) * 2
+spaced_texts = st.lists(st.sampled_from(["a", "b", "A", "1", ".", "'s", " ", "  ", "\n", "\n\n", "\t", "\r\n", "é",
+                                         EOT, "<|"]), max_size=40).map("".join)
+
+
+@pytest.fixture(scope="module")
+def spaced_bpe():
+    tok = BPE.train(SPACED, 330, special_tokens=[EOT])
+    learned = {tok.vocab[i] for i in range(256, tok.n_ordinary)}
+    assert {b"\n\n", b"\r\n", b"  \n"} <= learned, learned          # merges of whitespace, to get wrong
+    return tok
+
+
+def cut_at(text, places):
+    """text cut at the given places (any, not only line ends), as a list of pieces."""
+    places = sorted({min(p, len(text)) for p in places})
+    return [text[i:j] for i, j in zip([0] + places, places + [len(text)])]
+
+
+@PROPERTY
+@given(text=spaced_texts, places=st.lists(st.integers(0, 60), max_size=6), allowed=st.sampled_from([(), "all"]))
+def test_encode_iterable_equals_encode_of_the_whole_text(spaced_bpe, text, places, allowed):
+    expected = spaced_bpe.encode(text, allowed_special=allowed)
+    assert list(spaced_bpe.encode_iterable(text.splitlines(keepends=True), allowed_special=allowed)) == expected
+    assert list(spaced_bpe.encode_iterable(cut_at(text, places), allowed_special=allowed)) == expected
+
+
+@PROPERTY
+@given(text=spaced_texts)
+def test_the_line_cut_splits_as_the_whole_text_does(text):
+    pattern = compile_pattern(SPLIT_PATTERN, "test")
+    for match in LINE_CUT.finditer(text):
+        q = match.start()
+        if q:
+            assert split_text(text[:q], pattern) + split_text(text[q:], pattern) == split_text(text, pattern)
+    assert last_line_cut(text, 0) in [0] + [m.start() for m in LINE_CUT.finditer(text)]
+
+
+def test_cutting_after_a_line_end_would_split_otherwise():
+    pattern = compile_pattern(SPLIT_PATTERN, "test")
+    assert split_text("a\n\nB", pattern) == ["a", "\n", "\n", "B"]
+    assert split_text("a\n\n", pattern) + split_text("B", pattern) == ["a", "\n\n", "B"]      # the naive cut
+    assert last_line_cut("a\n\nB", 0) == 2                                                    # before the last "\n"
+    specials = bpe_module.special_pattern([EOT])
+    assert last_line_cut(f"a\n\n{EOT}", 0, specials) == 0                   # a special token after it: no cut
+
+
+def test_encode_iterable_reads_an_open_file(tmp_path, spaced_bpe):
+    path = tmp_path / "book.txt"
+    path.write_text(SPACED * 3, encoding="utf-8", newline="")
+    with open(path, encoding="utf-8", newline="") as f:
+        ids = spaced_bpe.encode_iterable(f, allowed_special="all")
+        assert next(ids) == spaced_bpe.encode(SPACED, allowed_special="all")[0]          # lazy: one id at a time
+        assert [spaced_bpe.encode(SPACED, allowed_special="all")[0]] + list(ids) == \
+            spaced_bpe.encode(SPACED * 3, allowed_special="all")
+
+
+def generated_lines(n_lines, seed):
+    """A long text, a line at a time, never held whole: words from a short list, some lines indented, some empty."""
+    rng = random.Random(seed)
+    words = STORY.replace(".", " .").split()
+    for _ in range(n_lines):
+        line = " ".join(rng.choices(words, k=rng.randint(1, 14)))
+        yield rng.choice(["", "", "", "  ", "\t"]) + line + rng.choice(["\n", "\n", "\n\n"])
+
+
+def peak_bytes_of_encoding(tok, lines):
+    """(peak traced memory while encode_iterable reads lines, the count of ids, their sum)."""
+    tracemalloc.start()
+    count = total = 0
+    for i in tok.encode_iterable(lines):
+        count, total = count + 1, total + i
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak, count, total
+
+
+def test_encode_iterable_memory_stays_bounded_as_the_input_grows():
+    tok = BPE.train(STORY, 300)
+    small_text = "".join(generated_lines(2_000, seed=1))
+    big_chars = sum(len(line) for line in generated_lines(8_000, seed=2))
+    small_peak, count, total = peak_bytes_of_encoding(BPE(list(tok.merges)), generated_lines(2_000, seed=1))
+    big_peak, big_count, _ = peak_bytes_of_encoding(BPE(list(tok.merges)), generated_lines(8_000, seed=2))
+    expected = tok.encode(small_text)
+    assert (count, total) == (len(expected), sum(expected))                         # the same ids as encode
+    print(f"peak {small_peak} bytes for {len(small_text)} characters, {big_peak} for {big_chars}")
+    assert big_count > 3.5 * count and big_chars > 250_000
+    # four times the text, no more memory, and a fraction of what the text as one str would take (a byte a character)
+    assert big_peak < 1.5 * small_peak + 20_000, (small_peak, big_peak)
+    assert big_peak < big_chars / 4, (big_peak, big_chars)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda tok: tok.encode_iterable("one str"), TypeError, r"expected an iterable of str lines .* got str; for one str use encode"),
+    (lambda tok: list(tok.encode_iterable(["ok\n", b"bytes\n"])), TypeError, r"line 2 is bytes, not str \(open the file in text mode\)"),
+    (lambda tok: list(tok.encode_iterable(["ok\n", "a\udc80\n"])), ValueError, r"encode_iterable: line 2: the text holds a lone surrogate"),
+    (lambda tok: BPE(list(tok.merges), pattern=None).encode_iterable(["a\n"]), ValueError,
+     "this tokenizer has no pre-split: the whole text is one chunk, so cutting the text at line ends could change"),
+    (lambda tok: BPE([], special_tokens=["<a\nb>"]).encode_iterable(["a\n"], allowed_special="all"), ValueError,
+     r"the special token '<a\\nb>' holds a line end"),
+], ids=["str", "bytes-line", "surrogate-line", "no-pre-split", "special-with-newline"])
+def test_bad_encode_iterable_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call(BPE.train(STORY, 280))
 
 
 # ---------------------------------------------------------------------------

@@ -2,11 +2,18 @@
 
 A tokenizer's vocabulary is a list of byte strings, one per id (`vocab[i]`);
 decoding joins them and reads the bytes as UTF-8. Special tokens (such as
-"<|endoftext|>") take the last ids. They are explicit: encoding ordinary text
-never produces one, even where the text spells it, and decoding shows one only
-if asked (`include_special=True`); to place one, add its id yourself:
+"<|endoftext|>") take the last ids. They are explicit: encoding text never
+produces one unless the call names it, and decoding shows one only if asked
+(`include_special=True`):
 
-    ids = tok.encode("first document") + [tok.special_tokens["<|endoftext|>"]] + tok.encode("second")
+    tok.encode("first<|endoftext|>second", allowed_special={"<|endoftext|>"})   # or "all"
+    tok.encode("first") + [tok.special_tokens["<|endoftext|>"]] + tok.encode("second")     # the same ids
+
+Without allowed_special a special token's name is ordinary text, encoded as its
+bytes are (tiktoken's encode raises an error instead, unless told
+disallowed_special=(); its encode_ordinary does as this default does): text
+from users can then never inject a document boundary. encode_iterable encodes
+a file of any size lazily, a stretch of lines at a time, with the same ids.
 
 The saved file is readable JSON: a header line per field, then the subclass's
 own lines (the characters, or one merge per line), never pickle.
@@ -21,7 +28,7 @@ import stat
 import numpy as np
 
 from ..files import OutputError, atomic_write, check_outputs
-from .split import KNOWN_PATTERNS
+from .split import KNOWN_PATTERNS, last_line_cut, special_pattern, split_special
 
 FILE_FORMAT = "tinytransformer tokenizer"
 FILE_VERSION = 1
@@ -51,14 +58,80 @@ class Tokenizer:
         """The ids below this are ordinary tokens; the special tokens come after."""
         return len(self.vocab) - len(self.special_tokens)
 
-    def encode(self, text):
-        """text (str) -> list of token ids, never a special token."""
+    def encode(self, text, allowed_special=()):
+        """text (str) -> list of token ids.
+
+        allowed_special: the special tokens the text may name, a set of names or "all"; where the text
+        spells one, it becomes that token's id (the longest where two start at one place). Any other
+        special token's name is ordinary text, so by default no special id comes out.
+        """
         who = f"{type(self).__name__}.encode"
         if not isinstance(text, str):
             hint = " (decode bytes to str first, e.g. data.decode('utf-8'))" if isinstance(text, bytes) else ""
             raise TypeError(f"{who}: expected a str, got {type(text).__name__}{hint}")
         check_unicode(text, who)
-        return self.encode_ordinary(text)
+        return self.encode_pieces(text, special_pattern(self.allowed_names(allowed_special, who)))
+
+    def encode_iterable(self, lines, allowed_special=()):
+        """The ids of "".join(lines), equal to encode's, produced one at a time: lines is any iterable of
+        str, such as a file opened in text mode, and is read a stretch at a time, so memory stays bounded.
+
+        The text is cut only before a line end that a non-space character follows (split.last_line_cut
+        proves the pieces encode as the whole): memory grows with the longest stretch of lines that all
+        begin with a space, a tab or an empty line, plus one line. An allowed special token must not hold
+        a line end.
+        """
+        who = f"{type(self).__name__}.encode_iterable"
+        names = self.allowed_names(allowed_special, who)
+        spanning = [name for name in names if "\n" in name]
+        if spanning:
+            raise ValueError(f"{who}: the special token {short(spanning[0])} holds a line end, and the text is cut "
+                             "at line ends; use encode on the whole text")
+        if isinstance(lines, (str, bytes)) or not hasattr(lines, "__iter__"):
+            raise TypeError(f"{who}: expected an iterable of str lines (an open text file), got "
+                            f"{type(lines).__name__}" + ("; for one str use encode" if isinstance(lines, str) else ""))
+        return self.lazy_ids(iter(lines), special_pattern(names), who)
+
+    def lazy_ids(self, lines, specials, who):
+        """encode_iterable's generator: encode what comes before the last safe cut, keep the rest."""
+        pending = ""
+        for number, line in enumerate(lines, 1):
+            if not isinstance(line, str):
+                raise TypeError(f"{who}: line {number} is {type(line).__name__}, not str (open the file in text mode)")
+            check_unicode(line, f"{who}: line {number}")
+            pending += line
+            cut = last_line_cut(pending, len(pending) - len(line) - 1, specials)
+            if cut:
+                yield from self.encode_pieces(pending[:cut], specials)
+                pending = pending[cut:]
+        yield from self.encode_pieces(pending, specials)
+
+    def encode_pieces(self, text, specials):
+        """text -> ids, each special token that specials (split.special_pattern, or None) finds as its id."""
+        ids = []
+        for place, piece in enumerate(split_special(text, specials)):
+            if place % 2:
+                ids.append(self.special_tokens[piece])
+            elif piece:
+                ids += self.encode_ordinary(piece)
+        return ids
+
+    def allowed_names(self, allowed_special, who):
+        """allowed_special ("all", or a collection of special tokens' names) as a list of names."""
+        if isinstance(allowed_special, str):
+            if allowed_special != "all":
+                raise TypeError(f"{who}: allowed_special must be 'all' or a set of names, got the str "
+                                f"{short(allowed_special)}; write {{{short(allowed_special)}}}")
+            return list(self.special_tokens)
+        if not hasattr(allowed_special, "__iter__"):
+            raise TypeError(f"{who}: allowed_special must be 'all' or a set of names, got "
+                            f"{type(allowed_special).__name__}")
+        names = list(allowed_special)
+        unknown = [name for name in names if not isinstance(name, str) or name not in self.special_tokens]
+        if unknown:
+            raise ValueError(f"{who}: allowed_special names {short(unknown[0])}, which is not a special token of "
+                             f"this tokenizer (its special tokens: {short(list(self.special_tokens))})")
+        return names
 
     def token_text(self, i):
         """Token i's bytes as text to read; bytes that are not whole UTF-8 characters shown as \\xNN."""

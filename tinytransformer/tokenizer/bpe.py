@@ -17,7 +17,7 @@ from collections import Counter
 
 from .base import Tokenizer, check_special_tokens, check_unicode, check_vocab_size, short
 from .incremental import N_BYTES, apply_merges, learn_merges
-from .split import SPLIT_PATTERN, compile_pattern, split_text
+from .split import SPLIT_PATTERN, compile_pattern, special_pattern, split_special, split_text
 
 CACHE_LIMIT = 100_000       # chunks whose ids encode() remembers; then it starts again
 
@@ -69,9 +69,14 @@ def check_merge(index, pair, n_ids):
     return a, b
 
 
-def chunk_counts(text, pattern):
-    """{chunk as UTF-8 bytes: occurrences} of text pre-split by a compiled pattern (None: one chunk)."""
-    return Counter(chunk.encode("utf-8") for chunk in split_text(text, pattern))
+def chunk_counts(text, pattern, specials=None):
+    """{chunk as UTF-8 bytes: occurrences} of text pre-split by a compiled pattern (None: one chunk).
+
+    specials (split.special_pattern): the text is first cut at each special token, which is left out: a
+    document separator such as "<|endoftext|>" joins no merge, neither across it nor inside it.
+    """
+    ordinary = split_special(text, specials)[::2]
+    return Counter(chunk.encode("utf-8") for piece in ordinary for chunk in split_text(piece, pattern))
 
 
 class BPE(Tokenizer):
@@ -104,7 +109,11 @@ class BPE(Tokenizer):
 
     @classmethod
     def train(cls, text, vocab_size, pattern=SPLIT_PATTERN, special_tokens=()):
-        """Learn vocab_size - 256 - len(special_tokens) merges from text (str)."""
+        """Learn vocab_size - 256 - len(special_tokens) merges from text (str).
+
+        special_tokens (such as ["<|endoftext|>"], between documents) take the last ids, after the merges.
+        The text is cut at each of them first, and no merge is learned across or inside one.
+        """
         if not isinstance(text, str):
             raise TypeError(f"BPE.train: expected a str, got {type(text).__name__}")
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
@@ -114,7 +123,7 @@ class BPE(Tokenizer):
             raise ValueError("BPE.train: vocab_size must be at least 256 (the byte values)"
                              + (f" + {n_special} special tokens" if n_special else "") + f", got {vocab_size}")
         check_unicode(text, "BPE.train")
-        counts = chunk_counts(text, compile_pattern(pattern, "BPE.train"))
+        counts = chunk_counts(text, compile_pattern(pattern, "BPE.train"), special_pattern(special_tokens))
         n_merges = vocab_size - N_BYTES - n_special
         merges = learn_merges(list(counts), list(counts.values()), n_merges)
         if len(merges) < n_merges:
@@ -123,7 +132,16 @@ class BPE(Tokenizer):
                              f"most {N_BYTES + len(merges) + n_special}; got {vocab_size}")
         return cls(merges, pattern, special_tokens)
 
+    def encode_iterable(self, lines, allowed_special=()):
+        """As Tokenizer.encode_iterable. Its cuts at line ends are proven for GPT-2's pre-split only."""
+        if self.pattern != SPLIT_PATTERN:
+            kind = "no pre-split: the whole text is one chunk" if self.pattern is None else "its own pre-split"
+            raise ValueError(f"BPE.encode_iterable: this tokenizer has {kind}, so cutting the text at line ends "
+                             "could change its tokens; expected GPT-2's pre-split (use encode on the whole text)")
+        return super().encode_iterable(lines, allowed_special)
+
     def encode_ordinary(self, text):
+        """text (str) -> token ids, without special tokens (their names are text like any other)."""
         chunks = [chunk.encode("utf-8") for chunk in split_text(text, self.compiled)]
         new = [chunk for chunk in dict.fromkeys(chunks) if chunk not in self.cache]
         self.cache.update(zip(new, apply_merges(new, self.merges)))
