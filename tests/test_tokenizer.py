@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, CharTokenizer, learn_merges, learn_merges_naive
-from tinytransformer.tokenizer import base as base_module
+from tinytransformer.tokenizer import saved_file
 from tinytransformer.tokenizer import bpe as bpe_module
 from tinytransformer.tokenizer.split import LINE_CUT, compile_pattern, last_line_cut, split_text
 
@@ -412,9 +412,12 @@ def test_encode_iterable_memory_stays_bounded_as_the_input_grows():
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda tok: tok.encode_iterable("one str"), TypeError, r"expected an iterable of str lines .* got str; for one str use encode"),
-    (lambda tok: list(tok.encode_iterable(["ok\n", b"bytes\n"])), TypeError, r"line 2 is bytes, not str \(open the file in text mode\)"),
-    (lambda tok: list(tok.encode_iterable(["ok\n", "a\udc80\n"])), ValueError, r"encode_iterable: line 2: the text holds a lone surrogate"),
+    (lambda tok: tok.encode_iterable("one str"), TypeError,
+     r"expected an iterable of str lines .* got str; for one str use encode"),
+    (lambda tok: list(tok.encode_iterable(["ok\n", b"bytes\n"])), TypeError,
+     r"line 2 is bytes, not str \(open the file in text mode\)"),
+    (lambda tok: list(tok.encode_iterable(["ok\n", "a\udc80\n"])), ValueError,
+     r"encode_iterable: line 2: the text holds a lone surrogate"),
     (lambda tok: BPE(list(tok.merges), pattern=None).encode_iterable(["a\n"]), ValueError,
      "this tokenizer has no pre-split: the whole text is one chunk, so cutting the text at line ends could change"),
     (lambda tok: BPE([], special_tokens=["<a\nb>"]).encode_iterable(["a\n"], allowed_special="all"), ValueError,
@@ -431,8 +434,9 @@ def test_bad_encode_iterable_input(call, error, message):
 # GPT-2's pre-split as published (tiktoken writes it so, in Rust's regex syntax); on the texts below it
 # cuts as split.SPLIT_PATTERN does (they differ on "'S" and on numerals such as "²", split.py says)
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-PIECES = [" the", " lamp", "the", " sea", " keeper", "def", " return", "(", "):", ".", ",", " ", "  ", "\n", "\n\n",
-          "\t", "'s", "'ll", "'t", " 2026", "7", "A", "B", "é", " naïve", "東京", " 🦜", "_x", "<|", "|>", EOT, "<|pad|>"]
+PIECES = [" the", " lamp", "the", " sea", " keeper", "def", " return", "(", "):", ".", ",", " ", "  ", "\n",
+          "\n\n", "\t", "'s", "'ll", "'t", " 2026", "7", "A", "B", "é", " naïve", "東京", " 🦜", "_x", "<|", "|>",
+          EOT, "<|pad|>"]
 pipeline_texts = st.lists(st.sampled_from(PIECES), max_size=50).map("".join)
 
 
@@ -774,7 +778,7 @@ def test_chained_merges_that_double_each_token_are_refused_before_any_bytes_are_
 def test_a_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path):
     path = tmp_path / "big.json"
     with open(path, "wb") as f:
-        f.truncate(base_module.MAX_FILE_BYTES + 1)                          # sparse: no disk used
+        f.truncate(saved_file.MAX_FILE_BYTES + 1)                          # sparse: no disk used
     with pytest.raises(ValueError, match=r"^BPE.load: .*big.json holds 16777217 bytes; a tokenizer file is at most "
                                          r"16777216 \(16 MiB\)"):
         BPE.load(path)
@@ -783,11 +787,11 @@ def test_a_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path):
 def test_too_many_ids_are_refused(tmp_path, monkeypatch):
     tok = BPE.train(STORY, 300, special_tokens=["<|endoftext|>"])
     tok.save(tmp_path / "tok.json")
-    monkeypatch.setattr(base_module, "MAX_VOCAB_SIZE", 299)
+    monkeypatch.setattr(saved_file, "MAX_VOCAB_SIZE", 299)
     with pytest.raises(ValueError, match=r"tok.json is damaged: it defines 300 ids; a tokenizer has at most 299"):
         BPE.load(tmp_path / "tok.json")
     CharTokenizer.train("abc").save(tmp_path / "char.json")
-    monkeypatch.setattr(base_module, "MAX_VOCAB_SIZE", 2)
+    monkeypatch.setattr(saved_file, "MAX_VOCAB_SIZE", 2)
     with pytest.raises(ValueError, match=r"char.json is damaged: it defines 3 ids; a tokenizer has at most 2"):
         CharTokenizer.load(tmp_path / "char.json")
 
@@ -809,7 +813,8 @@ def test_hostile_bpe_file_gives_one_short_line(tmp_path, edit, message):
 
 def test_a_number_too_long_to_read_is_refused_in_one_line(tmp_path):
     path = saved(tmp_path, BPE.train(STORY, 280), lambda d: None)
-    path.write_text(path.read_text(encoding="utf-8").replace('"merges": [[', '"merges": [[' + "9" * 5000 + ", "), encoding="utf-8")
+    text = path.read_text(encoding="utf-8").replace('"merges": [[', '"merges": [[' + "9" * 5000 + ", ")
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError, match=r"^BPE.load: .*bad.json is not a readable tokenizer file \(Exceeds"):
         BPE.load(path)
 

@@ -15,8 +15,9 @@ which counts once and then updates only what each merge touches.
 """
 from collections import Counter
 
-from .base import Tokenizer, check_special_tokens, check_unicode, check_vocab_size, short
+from .base import Tokenizer, check_special_tokens, check_unicode
 from .incremental import N_BYTES, apply_merges, learn_merges
+from .saved_file import check_vocab_size, short
 from .split import SPLIT_PATTERN, compile_pattern, special_pattern, split_special, split_text
 
 CACHE_LIMIT = 100_000       # chunks whose ids encode() remembers; then it starts again

@@ -5,7 +5,8 @@ sequences are as long as the text, and a character the training text never
 had (an emoji, another script) has no id at all: encoding it is an error.
 Byte-level BPE (bpe.py) has neither problem.
 """
-from .base import Tokenizer, check_special_tokens, check_unicode, check_vocab_size
+from .base import Tokenizer, check_special_tokens, check_unicode
+from .saved_file import check_vocab_size
 from .split import special_pattern, split_special
 
 

@@ -1,0 +1,121 @@
+"""A saved tokenizer file, read as untrusted: anyone may have written it, so every bound is checked before the
+work it would cost, and every failure is one ValueError line naming the file.
+
+    read_json(path, who)          a regular file (a FIFO would wait forever), at most MAX_FILE_BYTES (checked
+                                  before reading), nested at most MAX_NESTING deep (checked before parsing)
+    check_vocab_size(n_ids)       at most MAX_VOCAB_SIZE ids (checked before any is built)
+    check_regular_file(path, who) saving: an existing path must be a regular file, never a FIFO or a device
+
+The subclasses check the rest (bpe.BPE.from_file: each merge names earlier ids only, and no token is longer
+than the text its row spells, so what is built is at most the size of the file).
+"""
+import json
+import os
+import re
+import reprlib
+import stat
+
+from ..files import OutputError
+
+FILE_FORMAT = "tinytransformer tokenizer"
+FILE_VERSION = 1
+
+MAX_FILE_BYTES = 16 * 2**20      # GPT-2's 50,000 merges take 1.2 MB in this format
+MAX_NESTING = 3                  # {"merges": [[a, b, text], ...]} is three brackets deep; 200,000 would crash json
+MAX_VOCAB_SIZE = 2**20           # ids a file may define (the largest published vocabularies hold about 256,000)
+
+def check_vocab_size(n_ids):
+    """A file's tokenizer may define at most MAX_VOCAB_SIZE ids (checked before they are built)."""
+    if n_ids > MAX_VOCAB_SIZE:
+        raise ValueError(f"it defines {n_ids} ids; a tokenizer has at most {MAX_VOCAB_SIZE}")
+
+
+def short(value):
+    """repr(value), cut to a few dozen characters: an error message stays one short line whatever a file holds."""
+    return SHORT.repr(value)
+
+
+SHORT = reprlib.Repr()
+SHORT.maxstring, SHORT.maxother, SHORT.maxlist, SHORT.maxlevel = 40, 40, 4, 2
+
+JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def read_json(path, who):
+    """The JSON in the file at path: a regular file, at most MAX_FILE_BYTES (checked before reading), UTF-8,
+    nested at most MAX_NESTING deep (checked before parsing: json.loads recurses once per bracket, and a
+    crafted file can nest 200,000 deep). Any failure is one ValueError line naming path; FileNotFoundError
+    if there is no file."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # a FIFO opens at once, without a writer
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{who}: no tokenizer file at {path}") from None
+    except OSError as error:
+        raise ValueError(f"{who}: {path} cannot be read ({error.strerror})") from None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise ValueError(f"{who}: {path} is {file_kind(status.st_mode)}, not a tokenizer file")
+        with os.fdopen(descriptor, "rb", closefd=False) as f:
+            data = f.read(min(status.st_size, MAX_FILE_BYTES) + 1)  # + 1: a file that grew is still caught
+    except OSError as error:
+        raise ValueError(f"{who}: {path} cannot be read ({error.strerror})") from None
+    finally:
+        os.close(descriptor)
+    if max(status.st_size, len(data)) > MAX_FILE_BYTES:
+        raise ValueError(f"{who}: {path} holds {max(status.st_size, len(data))} bytes; a tokenizer file is at most "
+                         f"{MAX_FILE_BYTES} ({MAX_FILE_BYTES >> 20} MiB)")
+    try:
+        text = data.decode("utf-8")
+        if nests_deeper(text, MAX_NESTING):
+            raise ValueError(f"{who}: {path} nests brackets more than {MAX_NESTING} deep; a tokenizer file "
+                             f"nests {MAX_NESTING} deep")
+        return json.loads(text)
+    except ValueError as error:                  # UnicodeDecodeError, JSONDecodeError, a 5,000-digit number
+        if str(error).startswith(f"{who}: "):
+            raise
+        raise ValueError(f"{who}: {path} is not a readable tokenizer file ({error})") from None
+
+
+def nests_deeper(text, limit):
+    """True if the JSON text nests its brackets more than limit deep (brackets inside strings do not count).
+    A loop over the brackets alone, which stops at the first one too deep: no recursion, no parsing."""
+    depth = 0
+    for bracket in NOT_A_BRACKET.sub("", JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def file_kind(mode):
+    """What a path that is not a regular file is, in words: 'a folder', 'a FIFO', 'a device', 'a socket'."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def check_regular_file(path, who):
+    """An existing path to save to must be a regular file (or a link to one): writing to a FIFO waits for a
+    reader forever, and a device is not a file. A folder is left to files.check_outputs to name."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, TypeError, ValueError):
+        return                                   # nothing there (or no path at all): check_outputs says which
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise OutputError(f"{who}: {path} is {file_kind(mode)}, not a regular file; a tokenizer is saved "
+                          "only to a regular file")
+
+
+def is_tokenizer_file(path):
+    """True if path holds a tokenizer file (so saving over it loses nothing the user made)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(len(FILE_FORMAT) + 20).startswith(f'{{\n "format": "{FILE_FORMAT}"')
+    except (OSError, UnicodeDecodeError):
+        return False
