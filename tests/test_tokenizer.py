@@ -779,8 +779,42 @@ def test_a_file_larger_than_the_limit_is_refused_before_it_is_read(tmp_path):
     path = tmp_path / "big.json"
     with open(path, "wb") as f:
         f.truncate(saved_file.MAX_FILE_BYTES + 1)                          # sparse: no disk used
-    with pytest.raises(ValueError, match=r"^BPE.load: .*big.json holds 16777217 bytes; a tokenizer file is at most "
-                                         r"16777216 \(16 MiB\)"):
+    limit = saved_file.MAX_FILE_BYTES
+    with pytest.raises(ValueError, match=rf"^BPE.load: .*big.json holds {limit + 1} bytes; a tokenizer file is at "
+                                         rf"most {limit} \(8 MiB\)"):
+        BPE.load(path)
+
+
+@pytest.mark.parametrize("item, message", [
+    ("[]", "holds 2200000 opening brackets, commas and colons; a tokenizer file holds four per id, at most "
+           "262144 ids"),
+    ("1000", "holds 1100000 opening brackets, commas and colons"),
+    ('{"":0}', "holds 300000 strings; a tokenizer file holds one per id, at most 262144 ids"),
+    (r'"\\\"[\\\\"', "holds 300000 strings"),
+], ids=["lists", "numbers", "objects", "escaped-strings"])
+def test_a_file_of_millions_of_values_is_refused_before_parsing(tmp_path, item, message):
+    path = tmp_path / "values.json"
+    n = 1_100_000 if item in ("[]", "1000") else 300_000
+    path.write_text("[" + ",".join([item] * n) + "]", encoding="utf-8")          # 2 to 5 MB
+    for load in (BPE.load, CharTokenizer.load):
+        with pytest.raises(ValueError, match=r"values.json " + message):
+            load(path)
+
+
+@pytest.mark.parametrize("text, deeper", [
+    ('{"a": [[1, 2, "x"]]}', False), ('{"a": [[[1]]]}', True), ('[[[[', True), ('[[[', False), ('[[[]]', False),
+    ('[[[', False), (']]]][[[[', True), ('["[[[[", "]]]]"]', False), (r'["\"[[[[", "\\", [[[]]]]', True),
+    (r'["\\", [[1]]]', False), ('{"a": {"b": {"c": 1}}}', False), ('{"a": {"b": {"c": {}}}}', True),
+], ids=lambda value: repr(value) if isinstance(value, str) else str(value))
+def test_the_nesting_is_counted_outside_strings_as_json_reads_it(text, deeper):
+    problem = saved_file.shape_problem(text)
+    assert (problem is not None and "nests brackets more than 3 deep" in problem) == deeper, (text, problem)
+
+
+def test_unclosed_strings_are_read_in_one_pass(tmp_path):
+    path = tmp_path / "quotes.json"
+    path.write_text('\\"' * 500_000, encoding="utf-8")       # a quote the file never closes, 500,000 times
+    with pytest.raises(ValueError, match=r"quotes.json is not a readable tokenizer file"):
         BPE.load(path)
 
 
