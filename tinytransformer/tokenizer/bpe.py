@@ -61,10 +61,9 @@ def learn_merges_naive(chunks, weights, n_merges):
 
 def check_merge(index, pair, n_ids):
     """pair as (a, b): two int ids made before merge index, that is below n_ids."""
-    if (not isinstance(pair, (tuple, list)) or len(pair) != 2
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)):
+    a, b = pair if isinstance(pair, (tuple, list)) and len(pair) == 2 else (None, None)
+    if not (isinstance(a, int) and isinstance(b, int)) or isinstance(a, bool) or isinstance(b, bool):
         raise ValueError(f"BPE: merge {index} must be a pair of int ids, got {short(pair)}")
-    a, b = pair
     if not (0 <= a < n_ids and 0 <= b < n_ids):
         raise ValueError(f"BPE: merge {index} {[a, b]} names an id not made before it (ids so far: 0..{n_ids - 1})")
     return a, b
