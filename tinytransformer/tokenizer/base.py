@@ -29,6 +29,9 @@ from .saved_file import FILE_FORMAT, FILE_VERSION, check_regular_file, is_tokeni
 from .split import KNOWN_PATTERNS, last_line_cut, special_pattern, split_special
 
 
+STRETCH = 8192       # characters encode_iterable gathers before it looks for a cut (one call of encode per stretch)
+
+
 class Tokenizer:
     """The shared half of CharTokenizer and BPE; a subclass gives vocab, encode_ordinary and the file's body."""
 
@@ -67,9 +70,9 @@ class Tokenizer:
         str, such as a file opened in text mode, and is read a stretch at a time, so memory stays bounded.
 
         The text is cut only before a line end that a non-space character follows (split.last_line_cut
-        proves the pieces encode as the whole): memory grows with the longest stretch of lines that all
-        begin with a space, a tab or an empty line, plus one line. An allowed special token must not hold
-        a line end.
+        proves the pieces encode as the whole), once STRETCH characters are gathered: memory holds that, or
+        the longest run of lines that all begin with a space, a tab or a line end, plus a line. An allowed
+        special token must not hold a line end.
         """
         who = f"{type(self).__name__}.encode_iterable"
         names = self.allowed_names(allowed_special, who)
@@ -83,17 +86,21 @@ class Tokenizer:
         return self.lazy_ids(iter(lines), special_pattern(names), who)
 
     def lazy_ids(self, lines, specials, who):
-        """encode_iterable's generator: encode what comes before the last safe cut, keep the rest."""
-        pending = ""
+        """encode_iterable's generator: gather lines to STRETCH characters, encode what comes before the
+        last safe cut, keep the rest (searched already: the next search starts where this one ended)."""
+        pending, searched = "", 0
         for number, line in enumerate(lines, 1):
             if not isinstance(line, str):
                 raise TypeError(f"{who}: line {number} is {type(line).__name__}, not str (open the file in text mode)")
             check_unicode(line, f"{who}: line {number}")
             pending += line
-            cut = last_line_cut(pending, len(pending) - len(line) - 1, specials)
+            if len(pending) < STRETCH:
+                continue
+            cut = last_line_cut(pending, searched - 1, specials)          # - 1: a line end the line just completed
             if cut:
                 yield from self.encode_pieces(pending[:cut], specials)
                 pending = pending[cut:]
+            searched = len(pending)
         yield from self.encode_pieces(pending, specials)
 
     def encode_pieces(self, text, specials):

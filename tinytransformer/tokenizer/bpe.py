@@ -181,8 +181,8 @@ class BPE(Tokenizer):
         tokenizer = cls([row[:2] for row in rows], saved["pattern"], saved["special_tokens"])
         for (pair, new_id), row in zip(tokenizer.merges.items(), rows):
             if tokenizer.token_text(new_id) != row[2]:
-                raise ValueError(f"merge {new_id - N_BYTES} {list(pair)} makes {tokenizer.token_text(new_id)!r}, "
-                                 f"but the file says {row[2]!r}")
+                raise ValueError(f"merge {new_id - N_BYTES} {list(pair)} makes {short(tokenizer.token_text(new_id))}, "
+                                 f"but the file says {short(row[2])}")
         return tokenizer
 
     def __repr__(self):

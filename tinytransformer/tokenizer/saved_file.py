@@ -59,7 +59,9 @@ def read_json(path, who):
             raise ValueError(f"{who}: {path} is {file_kind(status.st_mode)}, not a tokenizer file")
         if status.st_size <= MAX_FILE_BYTES:
             with os.fdopen(descriptor, "rb", closefd=False) as f:
-                data = f.read(MAX_FILE_BYTES + 1)                  # + 1: a file that grew meanwhile is caught
+                data = f.read(status.st_size + 1)
+                if len(data) > status.st_size:                     # it grew meanwhile: read on, to the limit
+                    data += f.read(MAX_FILE_BYTES + 1 - len(data))
     except OSError as error:
         raise ValueError(f"{who}: {path} cannot be read ({error.strerror})") from None
     finally:
