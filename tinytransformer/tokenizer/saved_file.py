@@ -2,7 +2,8 @@
 work it would cost, and every failure is one ValueError line naming the file.
 
     read_json(path, who)          a regular file (a FIFO would wait forever), at most MAX_FILE_BYTES (checked
-                                  before reading), nested at most MAX_NESTING deep (checked before parsing)
+                                  before reading); before parsing, shape_problem: at most MAX_NESTING deep,
+                                  and no more strings and values than MAX_VOCAB_SIZE ids need
     check_vocab_size(n_ids)       at most MAX_VOCAB_SIZE ids (checked before any is built)
     check_regular_file(path, who) saving: an existing path must be a regular file, never a FIFO or a device
 
