@@ -8,7 +8,12 @@ Prints, each as the median of --repeats runs (the naive trainer runs once):
 - encoding: a fresh tokenizer (empty cache), the same text again (every chunk cached), and no cache at
   all (every chunk merged again, also the repeated ones), on the training text and on held-out text;
 - Hugging Face `tokenizers` (Rust) trained on the same text with the same vocabulary size, if installed:
-  its training and encoding speed, and bytes per token of both on the training and the held-out text.
+  its training and encoding speed, and bytes per token of both on the training and the held-out text;
+- encoding a file lazily: encode_iterable against encode on --stream-copies copies of the held-out text,
+  its speed (median of --repeats) and its peak memory (tracemalloc, one run each; traced runs are slower);
+- reading hostile tokenizer files (tokenizer/saved_file.py): the seconds and peak memory to refuse a file
+  nested 200,000 deep, 60 chained merges that double each token, and files of the largest size allowed
+  (8 MiB) made of empty lists, of numbers, or of quotes never closed: the most an untrusted file can cost.
 
 The text is Python's own documentation of the language (pydoc_data.topics, in every Python install):
 its first --kb kilobytes (topics in sorted order) to train on, the next --kb to hold out. It differs
@@ -16,9 +21,13 @@ from one Python version to the next, so the version is printed with the results.
 Targets: training under 10 s, encoding at least 200 KB/s, on a 2-core machine.
 """
 import argparse
+import json
 import os
 import platform
 import sys
+import tempfile
+import time
+import tracemalloc
 
 import pydoc_data.topics
 
@@ -28,6 +37,7 @@ from common import load_average, median_seconds as seconds  # noqa: E402
 from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, learn_merges, learn_merges_naive  # noqa: E402
 from tinytransformer.tokenizer.bpe import chunk_counts  # noqa: E402
 from tinytransformer.tokenizer.incremental import apply_merges  # noqa: E402
+from tinytransformer.tokenizer.saved_file import MAX_FILE_BYTES  # noqa: E402
 from tinytransformer.tokenizer.split import compile_pattern, split_text  # noqa: E402
 
 
@@ -122,6 +132,70 @@ def gpt2_bytes(token):
     return bytes(char_to_byte[c] for c in token)
 
 
+def peak_memory(fn):
+    """(seconds, peak bytes traced by tracemalloc, fn's result) of one call of fn."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    result = fn()
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return seconds, peak, result
+
+
+def streaming(held_out, tok, copies, repeats):
+    lines = held_out.splitlines(keepends=True)
+    kb = copies * len(held_out.encode("utf-8")) / 1000
+
+    def stream():
+        return (line for _ in range(copies) for line in lines)     # the text a line at a time, never whole
+
+    def count(ids):
+        return sum(1 for _ in ids)
+
+    print(f"\nencoding {kb:.0f} KB ({copies} copies of the held-out text, {copies * len(lines)} lines):")
+    whole_s, whole_ids = seconds(lambda: BPE(list(tok.merges)).encode("".join(stream())), repeats)
+    lazy_s, n_lazy = seconds(lambda: count(BPE(list(tok.merges)).encode_iterable(stream())), repeats)
+    assert n_lazy == len(whole_ids)
+    _, whole_peak, _ = peak_memory(lambda: BPE(list(tok.merges)).encode("".join(stream())))
+    _, lazy_peak, same = peak_memory(lambda: list(BPE(list(tok.merges)).encode_iterable(stream())) == whole_ids)
+    _, lazy_count_peak, _ = peak_memory(lambda: count(BPE(list(tok.merges)).encode_iterable(stream())))
+    print(f"  {'':<44}{'seconds':>8}{'KB/s':>8}{'peak MB':>10}")
+    print(f"  {'encode (the whole text as one str)':<44}{whole_s:>8.3f}{kb / whole_s:>8.0f}{whole_peak / 1e6:>10.2f}")
+    print(f"  {'encode_iterable, ids counted as they come':<44}{lazy_s:>8.3f}{kb / lazy_s:>8.0f}"
+          f"{lazy_count_peak / 1e6:>10.2f}")
+    print(f"  {'encode_iterable, ids kept in a list':<44}{'':>8}{'':>8}{lazy_peak / 1e6:>10.2f}   same ids: {same}")
+
+
+def hostile_files():
+    print("\nrefusing hostile tokenizer files (one run each; peak traced memory):")
+    with tempfile.TemporaryDirectory() as folder:
+        deep, chained, lists, numbers, quotes = (os.path.join(folder, f"{name}.json") for name in
+                                                  ("deep", "chained", "lists", "numbers", "quotes"))
+        with open(deep, "w") as f:
+            f.write('{"format": ' + "[" * 200_000 + "]" * 200_000 + "}")
+        BPE([]).save(chained)
+        with open(chained) as f:
+            data = json.load(f)
+        data["merges"] = [[97, 97, "aa"]] + [[256 + i, 256 + i, "aaaa"] for i in range(59)]    # each doubles
+        with open(chained, "w") as f:
+            json.dump(data, f)
+        n = (MAX_FILE_BYTES - 2) // 5
+        for path, item in ((lists, "[], "), (numbers, "1000,"), (quotes, '\\"\\"')):
+            with open(path, "w") as f:
+                f.write("[" + item * n + "1]")
+        for name, path in (("nested 200,000 deep", deep), ("60 chained merges", chained),
+                           ("8 MiB of empty lists", lists), ("8 MiB of numbers", numbers),
+                           ("8 MiB of quotes never closed", quotes)):
+            def refuse():
+                try:
+                    BPE.load(path)
+                except ValueError as error:
+                    return str(error).replace(folder + os.sep, "")
+            s, peak, message = peak_memory(refuse)
+            print(f"  {name:<30}{s:>7.3f} s {peak / 1e6:>8.1f} MB   {message[:90]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=int, default=200, help="kilobytes to train on (and as many held out)")
@@ -129,6 +203,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=5, help="runs of each measurement (the median is printed)")
     parser.add_argument("--naive-without-pre-split", action="store_true",
                         help="also time the naive trainer on the text as one chunk (takes minutes)")
+    parser.add_argument("--stream-copies", type=int, default=5,
+                        help="copies of the held-out text that encode_iterable reads a line at a time")
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores; "
           f"load average {load_average()} at the start")
@@ -138,6 +214,8 @@ def main():
     training(text, args.vocab_size, args.repeats, args.naive_without_pre_split)
     tok = encoding(text, held_out, args.vocab_size, args.repeats)
     hugging_face(text, held_out, args.vocab_size, args.repeats, tok)
+    streaming(held_out, tok, args.stream_copies, args.repeats)
+    hostile_files()
     print(f"\nload average {load_average()} at the end")
 
 

@@ -4,16 +4,21 @@
     bpe.py           BPE: byte-level byte-pair encoding; pair_counts and merge, the whole algorithm
     split.py         GPT-2's pre-split of text into words and numbers, and why
     incremental.py   BPE fast: count the pairs once, then update only what each merge touches
-    base.py          what both share: the checks, special tokens, decode, the saved file
+    base.py          what both share: the checks, special tokens, encode and decode, saving
+    saved_file.py    reading a saved file as untrusted: every bound checked before the work it costs
 
     tok = BPE.train(text, vocab_size=512)          # or CharTokenizer.train(text)
     ids = tok.encode("any text at all")            # list of int, each < tok.vocab_size
     tok.decode(ids)                                # the text again
     tok.save("tok.json"); tok = BPE.load("tok.json")
 
-Both have one interface: encode, decode, vocab_size, vocab (one bytes per
-id), special_tokens, token_text, save and load. The standard library does
-it all; NumPy only lets decode take an array of ids.
+    tok = BPE.train(text, 512, special_tokens=["<|endoftext|>"])    # documents between separators
+    tok.encode("one<|endoftext|>two", allowed_special="all")        # the separator's id between them
+    ids = tok.encode_iterable(open("big.txt"))                      # lazily, a stretch of lines at a time
+
+Both have one interface: encode, encode_iterable, decode, vocab_size, vocab
+(one bytes per id), special_tokens, token_text, save and load. The standard
+library does it all; NumPy only lets decode take an array of ids.
 """
 from .bpe import BPE, learn_merges_naive, merge, pair_counts
 from .char import CharTokenizer

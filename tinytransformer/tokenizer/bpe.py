@@ -17,7 +17,8 @@ from collections import Counter
 
 from .base import Tokenizer, check_special_tokens, check_unicode
 from .incremental import N_BYTES, apply_merges, learn_merges
-from .split import SPLIT_PATTERN, compile_pattern, split_text
+from .saved_file import check_vocab_size, short
+from .split import SPLIT_PATTERN, compile_pattern, special_pattern, split_special, split_text
 
 CACHE_LIMIT = 100_000       # chunks whose ids encode() remembers; then it starts again
 
@@ -58,9 +59,24 @@ def learn_merges_naive(chunks, weights, n_merges):
     return merges
 
 
-def chunk_counts(text, pattern):
-    """{chunk as UTF-8 bytes: occurrences} of text pre-split by a compiled pattern (None: one chunk)."""
-    return Counter(chunk.encode("utf-8") for chunk in split_text(text, pattern))
+def check_merge(index, pair, n_ids):
+    """pair as (a, b): two int ids made before merge index, that is below n_ids."""
+    a, b = pair if isinstance(pair, (tuple, list)) and len(pair) == 2 else (None, None)
+    if not (isinstance(a, int) and isinstance(b, int)) or isinstance(a, bool) or isinstance(b, bool):
+        raise ValueError(f"BPE: merge {index} must be a pair of int ids, got {short(pair)}")
+    if not (0 <= a < n_ids and 0 <= b < n_ids):
+        raise ValueError(f"BPE: merge {index} {[a, b]} names an id not made before it (ids so far: 0..{n_ids - 1})")
+    return a, b
+
+
+def chunk_counts(text, pattern, specials=None):
+    """{chunk as UTF-8 bytes: occurrences} of text pre-split by a compiled pattern (None: one chunk).
+
+    specials (split.special_pattern): the text is first cut at each special token, which is left out: a
+    document separator such as "<|endoftext|>" joins no merge, neither across it nor inside it.
+    """
+    ordinary = split_special(text, specials)[::2]
+    return Counter(chunk.encode("utf-8") for piece in ordinary for chunk in split_text(piece, pattern))
 
 
 class BPE(Tokenizer):
@@ -81,15 +97,9 @@ class BPE(Tokenizer):
         vocab = [bytes([i]) for i in range(N_BYTES)]
         self.merges = {}                                           # (a, b) -> new id
         for pair in merges:
-            if (not isinstance(pair, (tuple, list)) or len(pair) != 2
-                    or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)):
-                raise ValueError(f"BPE: merge {len(self.merges)} must be a pair of int ids, got {pair!r}")
-            a, b = pair
-            if not (0 <= a < len(vocab) and 0 <= b < len(vocab)):
-                raise ValueError(f"BPE: merge {len(self.merges)} {pair!r} names an id not made before it "
-                                 f"(ids so far: 0..{len(vocab) - 1})")
+            a, b = check_merge(len(self.merges), pair, len(vocab))
             if (a, b) in self.merges:
-                raise ValueError(f"BPE: merge {len(self.merges)} {pair!r} repeats merge "
+                raise ValueError(f"BPE: merge {len(self.merges)} {[a, b]} repeats merge "
                                  f"{self.merges[a, b] - N_BYTES}")
             self.merges[a, b] = len(vocab)
             vocab.append(vocab[a] + vocab[b])
@@ -99,7 +109,11 @@ class BPE(Tokenizer):
 
     @classmethod
     def train(cls, text, vocab_size, pattern=SPLIT_PATTERN, special_tokens=()):
-        """Learn vocab_size - 256 - len(special_tokens) merges from text (str)."""
+        """Learn vocab_size - 256 - len(special_tokens) merges from text (str).
+
+        special_tokens (such as ["<|endoftext|>"], between documents) take the last ids, after the merges.
+        The text is cut at each of them first, and no merge is learned across or inside one.
+        """
         if not isinstance(text, str):
             raise TypeError(f"BPE.train: expected a str, got {type(text).__name__}")
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
@@ -109,7 +123,7 @@ class BPE(Tokenizer):
             raise ValueError("BPE.train: vocab_size must be at least 256 (the byte values)"
                              + (f" + {n_special} special tokens" if n_special else "") + f", got {vocab_size}")
         check_unicode(text, "BPE.train")
-        counts = chunk_counts(text, compile_pattern(pattern, "BPE.train"))
+        counts = chunk_counts(text, compile_pattern(pattern, "BPE.train"), special_pattern(special_tokens))
         n_merges = vocab_size - N_BYTES - n_special
         merges = learn_merges(list(counts), list(counts.values()), n_merges)
         if len(merges) < n_merges:
@@ -118,7 +132,16 @@ class BPE(Tokenizer):
                              f"most {N_BYTES + len(merges) + n_special}; got {vocab_size}")
         return cls(merges, pattern, special_tokens)
 
+    def encode_iterable(self, lines, allowed_special=()):
+        """As Tokenizer.encode_iterable. Its cuts at line ends are proven for GPT-2's pre-split only."""
+        if self.pattern != SPLIT_PATTERN:
+            kind = "no pre-split: the whole text is one chunk" if self.pattern is None else "its own pre-split"
+            raise ValueError(f"BPE.encode_iterable: this tokenizer has {kind}, so cutting the text at line ends "
+                             "could change its tokens; expected GPT-2's pre-split (use encode on the whole text)")
+        return super().encode_iterable(lines, allowed_special)
+
     def encode_ordinary(self, text):
+        """text (str) -> token ids, without special tokens (their names are text like any other)."""
         chunks = [chunk.encode("utf-8") for chunk in split_text(text, self.compiled)]
         new = [chunk for chunk in dict.fromkeys(chunks) if chunk not in self.cache]
         self.cache.update(zip(new, apply_merges(new, self.merges)))
@@ -136,15 +159,30 @@ class BPE(Tokenizer):
 
     @classmethod
     def from_file(cls, saved):
+        """The tokenizer a loaded file describes; every row checked before any token's bytes are built.
+
+        A crafted file can chain merges that each join the last token with itself, [256, 256], [257, 257],
+        ...: the 60th token would be 2**60 bytes. Each row spells its token's text, and a token's text is
+        never shorter in UTF-8 than the token (an invalid byte is written \\xNN), so a row whose token would
+        be longer than its text is refused, from the lengths alone: what is built is at most the file's size.
+        """
         rows = saved["merges"]
-        if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 3 for row in rows):
+        if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 3
+                                                 and isinstance(row[2], str) for row in rows):
             raise ValueError("merges must be a list of [a, b, text] rows")
-        pattern = saved["pattern"]
-        tokenizer = cls([tuple(row[:2]) for row in rows], pattern, saved["special_tokens"])
+        check_vocab_size(N_BYTES + len(rows) + len(saved["special_tokens"]))
+        lengths = [1] * N_BYTES                                    # each token's length in bytes
+        for index, row in enumerate(rows):
+            (a, b), text = check_merge(index, row[:2], len(lengths)), row[2]
+            lengths.append(lengths[a] + lengths[b])
+            if lengths[-1] > len(text.encode("utf-8", "surrogatepass")):
+                raise ValueError(f"merge {index} {[a, b]} would make a token of {lengths[-1]} bytes, more than "
+                                 f"its text {short(text)} in the file spells")
+        tokenizer = cls([row[:2] for row in rows], saved["pattern"], saved["special_tokens"])
         for (pair, new_id), row in zip(tokenizer.merges.items(), rows):
             if tokenizer.token_text(new_id) != row[2]:
-                raise ValueError(f"merge {new_id - N_BYTES} {list(pair)} makes {tokenizer.token_text(new_id)!r}, "
-                                 f"but the file says {row[2]!r}")
+                raise ValueError(f"merge {new_id - N_BYTES} {list(pair)} makes {short(tokenizer.token_text(new_id))}, "
+                                 f"but the file says {short(row[2])}")
         return tokenizer
 
     def __repr__(self):

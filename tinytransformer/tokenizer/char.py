@@ -5,7 +5,9 @@ sequences are as long as the text, and a character the training text never
 had (an emoji, another script) has no id at all: encoding it is an error.
 Byte-level BPE (bpe.py) has neither problem.
 """
-from .base import Tokenizer, check_unicode
+from .base import Tokenizer, check_special_tokens, check_unicode
+from .saved_file import check_vocab_size
+from .split import special_pattern, split_special
 
 
 class CharTokenizer(Tokenizer):
@@ -22,15 +24,20 @@ class CharTokenizer(Tokenizer):
 
     @classmethod
     def train(cls, text, special_tokens=()):
-        """The tokenizer of text's distinct characters (plus special_tokens after them)."""
+        """The tokenizer of text's distinct characters (plus special_tokens after them). The characters of
+        a special token's name in text are not learned, as BPE learns no merge from them."""
         if not isinstance(text, str):
             raise TypeError(f"CharTokenizer.train: expected a str, got {type(text).__name__}")
-        if not text:
-            raise ValueError("CharTokenizer.train: the text is empty, so there is no character to learn")
-        check_unicode(text, "CharTokenizer.train")
-        return cls("".join(sorted(set(text))), special_tokens)
+        specials = special_pattern(check_special_tokens(special_tokens, "CharTokenizer.train"))
+        ordinary = "".join(split_special(text, specials)[::2])
+        if not ordinary:
+            raise ValueError("CharTokenizer.train: the text is empty" + (" but for its special tokens" if text else "")
+                             + ", so there is no character to learn")
+        check_unicode(ordinary, "CharTokenizer.train")
+        return cls("".join(sorted(set(ordinary))), special_tokens)
 
     def encode_ordinary(self, text):
+        """text (str) -> token ids, without special tokens (their names are text like any other)."""
         try:
             return [self.index[c] for c in text]
         except KeyError:
@@ -49,4 +56,5 @@ class CharTokenizer(Tokenizer):
         characters = saved["characters"]
         if not isinstance(characters, list) or not all(isinstance(c, str) and len(c) == 1 for c in characters):
             raise ValueError("characters must be a list of one-character strings")
+        check_vocab_size(len(characters) + len(saved["special_tokens"]))
         return cls("".join(characters), saved["special_tokens"])

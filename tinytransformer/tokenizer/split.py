@@ -29,6 +29,9 @@ SPLIT_PATTERN = r"""
 
 KNOWN_PATTERNS = (SPLIT_PATTERN, None)     # what a tokenizer file may hold without trust_pattern=True
 
+# Where encode_iterable may cut a long text: before a line end that a non-space character follows.
+LINE_CUT = re.compile(r"\n(?=\S)")
+
 
 def compile_pattern(pattern, who):
     """The compiled pre-split pattern (verbose syntax), or None for no pre-splitting."""
@@ -61,3 +64,41 @@ def split_text(text, pattern):
     if end < len(text):
         chunks.append(text[end:])
     return chunks
+
+
+def special_pattern(names):
+    """A compiled pattern that finds the special tokens names in a text (None for no names): at each place
+    the longest name that starts there, so of "<a>" and "<a><b>", the text "<a><b>" holds the second.
+    Its split gives [ordinary, special, ordinary, ...]: the special tokens at the odd places."""
+    if not names:
+        return None
+    longest_first = sorted(names, key=lambda name: (-len(name), name))
+    return re.compile("(" + "|".join(re.escape(name) for name in longest_first) + ")")
+
+
+def split_special(text, specials):
+    """text as [ordinary, special, ordinary, ...], cut at each special token the compiled specials finds."""
+    return [text] if specials is None else specials.split(text)
+
+
+def last_line_cut(text, start, specials=None):
+    r"""The last place q >= start where text can be cut into text[:q] and text[q:] that pre-split as the
+    whole does (0 if there is none): just before a line end that a non-space character follows, and that
+    character does not begin a special token (specials: the compiled special_pattern, or None).
+
+    Why the two halves split alike there, with SPLIT_PATTERN: let W be the run of whitespace that ends
+    with that line end. Only the two whitespace alternatives can match a line end (a leading space is
+    " ", never "\n"), so every match before W ends where W starts, having looked no further than W's first
+    character. In the whole text W is followed by a non-space, so `\s+(?!\S)` takes W less its last
+    character, then `\s+` takes the line end alone; cut before that line end, the first half ends with
+    W less its last character, which `\s+(?!\S)` takes whole at the end of the text, and the second half
+    starts with the line end, taken alone as before. Cut anywhere else and they can differ: "a\n\nB"
+    splits "a", "\n", "\n", "B", but "a\n\n" alone splits "a", "\n\n". A special token must not hold a
+    line end (it could be cut in two), and must not start right after one: "\n\n<|endoftext|>" ends
+    its ordinary text with "\n\n", one chunk.
+    """
+    cut = 0
+    for match in LINE_CUT.finditer(text, max(start, 0)):
+        if specials is None or not specials.match(text, match.end()):
+            cut = match.start()
+    return cut
