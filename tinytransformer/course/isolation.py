@@ -69,8 +69,10 @@ class GradingRun:
 
     def __enter__(self):
         self.folder = Path(tempfile.mkdtemp(prefix="tinytransformer-grade-"))
-        if self.box.kind == "user":                    # uid 65534 reads the stub tree and the trials, nothing else
+        self.package_mode = PACKAGE.stat().st_mode
+        if self.box.kind == "user":                    # uid 65534 reads the stub tree and the trials, not the package
             self.folder.chmod(0o755)
+            PACKAGE.chmod(self.package_mode & ~0o007)
         self.tree, self.inputs = self.folder / "tree", self.folder / "inputs"
         stub_tree(self.tree)
         self.inputs.mkdir()
@@ -90,6 +92,8 @@ class GradingRun:
             for process in self.running:
                 kill(process)
         shutil.rmtree(self.folder, ignore_errors=True)
+        if self.box.kind == "user":
+            PACKAGE.chmod(self.package_mode)
 
     def run(self, functions, timeout=10.0, memory=MEMORY):
         """{op: [answer dict, ...] | Stopped} for each op of `functions` ({op: the student's function:
