@@ -1,22 +1,26 @@
-"""Seconds to grade a class with `python -m tinytransformer grade`, and the extrapolation to a class of 200.
+"""Seconds to grade a class with `python -m tinytransformer grade`, in the sandbox and without it.
 
-    python benchmarks/class_grading.py [--students 50] [--jobs 2]
+    python benchmarks/class_grading.py [--students 200] [--jobs 2]
 
 Builds --students submissions with the class grader tests' helpers (tests/test_class_grading.py): of
 every five, two right, two with three wrong backward passes and one blank; every op and the tape graded.
-Times the command in a fresh process (its start, the trials made once, every submission's process),
-prints the seconds, the seconds per submission and that times 200, with the load average before and after.
+Times the command in a fresh process (its start, the trials made once, every submission's process), once
+in the sandbox it picks (bubblewrap here) and once with --no-sandbox; prints the seconds, the seconds per
+submission and the sandbox's cost per submission (the difference), with the load average before and after,
+and records them in benchmarks/results/class_grading.json.
 """
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import load_average
+from common import load_average, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
+OUT = Path(__file__).resolve().parent / "results" / "class_grading.json"
 
 
 def build_class(folder, students):
@@ -33,26 +37,42 @@ def build_class(folder, students):
         helpers.write(folder / f"student{i:03d}", files)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=50)
-    parser.add_argument("--jobs", type=int, default=2)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        build_class(Path(scratch), args.students)
-        before = load_average()
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "tinytransformer", "grade", *sorted(map(str, Path(scratch).iterdir())),
-                               "--tape", "--jobs", str(args.jobs)], capture_output=True, text=True,
-                              env={"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
-        seconds = time.perf_counter() - start
+def timed(paths, jobs, *flags):
+    """(seconds, stdout, load average before) of one grade command over paths."""
+    before = load_average()
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "tinytransformer", "grade", *paths, "--tape", "--jobs", str(jobs),
+                           *flags], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"})
+    seconds = time.perf_counter() - start
     if done.returncode:
         sys.exit(f"grade failed: {done.stderr.strip()}")
-    scores = [line.split(": ")[1] for line in done.stdout.splitlines() if line.startswith("/")]
-    print(f"{args.students} submissions, --jobs {args.jobs}: {seconds:.1f} s, {seconds / args.students:.3f} s each; "
-          f"200 would take about {200 * seconds / args.students:.0f} s")
-    print(f"scores: {', '.join(f'{s} x{scores.count(s)}' for s in sorted(set(scores)))}")
-    print(f"load average before: {before}; after: {load_average()}")
+    return seconds, done.stdout, before
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    record = {"students": args.students, "jobs": args.jobs, "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as scratch:
+        build_class(Path(scratch), args.students)
+        paths = sorted(map(str, Path(scratch).iterdir()))
+        for name, flags in (("sandbox", ()), ("no_sandbox", ("--no-sandbox",))):
+            seconds, out, before = timed(paths, args.jobs, *flags)
+            first, *lines = out.splitlines()
+            scores = [line.split(": ")[1] for line in lines if line.startswith("/")]
+            record[name] = {"seconds": round(seconds, 1), "per_submission": round(seconds / args.students, 3),
+                            "first_line": first, "load_before": before, "load_after": load_average(),
+                            "scores": {s: scores.count(s) for s in sorted(set(scores))}}
+            print(f"{name}: {args.students} submissions, --jobs {args.jobs}: {seconds:.1f} s, "
+                  f"{seconds / args.students:.3f} s each; load average before {before}, after {load_average()}")
+            print(f"  {first}\n  scores: {', '.join(f'{s} x{n}' for s, n in record[name]['scores'].items())}")
+    cost = (record["sandbox"]["seconds"] - record["no_sandbox"]["seconds"]) / args.students
+    record["sandbox_cost_per_submission"] = round(cost, 3)
+    print(f"the sandbox's cost: {cost:.3f} s per submission")
+    write_record(OUT, record)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tinytransformer.__main__ import main
-from tinytransformer.course import edition, grader
-from tinytransformer.course.isolation import PACKAGE, Batch
+from tinytransformer.course import edition, grader, sandbox
+from tinytransformer.course.isolation import PACKAGE, GradingRun
 from tinytransformer.course.stubs import backward_names, stub_source
 from tinytransformer.course.submission import grade_submission
 
@@ -24,8 +24,17 @@ POINTS = {op: 1.0 for op in OPS + [grader.TAPE]}
 
 @pytest.fixture(scope="module")
 def batch():
-    with Batch(POINTS) as made:
+    with GradingRun(POINTS, box=sandbox.choose(allow_none=True)) as made:    # tests/test_sandbox.py: the sandbox
         yield made
+
+
+def sandbox_flags():
+    """[] where a sandbox starts here, else ["--no-sandbox"] (tests/test_sandbox.py tests the sandbox itself)."""
+    try:
+        sandbox.choose()
+        return []
+    except sandbox.NoSandbox:
+        return ["--no-sandbox"]
 
 
 def library_files():
@@ -284,13 +293,17 @@ def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tm
     points.write_text(json.dumps({"softmax": 3, "add": 1}))
     paths = [str(good), str(tmp_path / "missing"), str(tmp_path / "not_an_edition"), str(tmp_path / "corrupt.zip")]
     assert main(["grade", *paths, "--points", str(points), "--json", str(tmp_path / "g.json"),
-                 "--csv", str(tmp_path / "g.csv")]) == 0
-    out = capsys.readouterr().out.splitlines()
+                 "--csv", str(tmp_path / "g.csv"), *sandbox_flags()]) == 0
+    first, *out = capsys.readouterr().out.splitlines()
+    seed = int(first.split("seed ")[1].split()[0])
+    assert first.startswith("grading 4 submissions: cases drawn with seed ") and f"--seed {seed}" in first
     assert out[0] == f"{good}: 4/4"
     assert out[1] == f"{tmp_path / 'missing'}: not graded: no such file or folder: {tmp_path / 'missing'}"
     assert out[2].startswith(f"{tmp_path / 'not_an_edition'}: not graded: ") and "no tinytransformer/ops/" in out[2]
     assert out[3].startswith(f"{tmp_path / 'corrupt.zip'}: not graded: ") and len(out) == 4
-    result = json.loads((tmp_path / "g.json").read_text())["submissions"]
+    written = json.loads((tmp_path / "g.json").read_text())
+    assert written["seed"] == seed and written["sandbox"] in ("bubblewrap", "user", "none")
+    result = written["submissions"]
     assert [s["score"] for s in result] == [4, 0, 0, 0] and result[0]["ops"]["softmax"]["status"] == "pass"
     assert (tmp_path / "g.csv").read_text().splitlines()[:2] == ["path,score,max_score,softmax,add",
                                                                  f"{good},4,4,pass,pass"]
@@ -330,7 +343,9 @@ def test_grade_replaces_its_own_outputs_and_others_with_force(tmp_path, capsys):
     points.write_text(json.dumps({"add": 1}))
     csv_path, roster = tmp_path / "g.csv", tmp_path / "roster.csv"
     for _ in range(2):                                               # a second run replaces its own file
-        assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(csv_path)]) == 0
+        assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(csv_path),
+                     *sandbox_flags()]) == 0
     roster.write_text("name\nalice\n")
-    assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(roster), "--force"]) == 0
+    assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(roster), "--force",
+                 *sandbox_flags()]) == 0
     assert roster.read_text().startswith("path,score,max_score")

@@ -3,13 +3,17 @@ import csv
 import io
 import json
 import os
+import secrets
+import signal
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from .common import BadInput
+from .common import BadInput, seed
 from ..course.autograder import gradescope_results
 from ..course.grader import op_names
-from ..course.isolation import Batch
-from ..course.submission import grade_submission
+from ..course.isolation import GradingRun
+from ..course.sandbox import NoSandbox, Sandbox, choose
+from ..course.submission import Graded, OpResult, grade_submission
 from ..course.tape_grading import TAPE
 from ..files import OutputError, atomic_write, check_outputs as check, json_keys
 
@@ -21,8 +25,9 @@ def add_parser(commands):
         description="Grade each SUBMISSION (a student edition: a folder or a .zip of one) with this installed "
                     "tinytransformer: its forward passes, finite differences, cases and pass rule. Only the "
                     "backward passes (and Tape.backward with --tape) are taken from a submission; they run in "
-                    "a process of their own, with a time and a memory limit, and hand back only arrays. One line "
-                    "per submission; a submission that cannot be read gets its line and the rest go on.")
+                    "a sandbox (bubblewrap), with a time and a memory limit, and hand back only arrays. The cases "
+                    "are drawn from a fresh secret seed, printed first. One line per submission; a submission "
+                    "that cannot be read or run gets its line and the rest go on.")
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="an edition folder or a .zip of one")
     grade.add_argument("--json", metavar="FILE", help="write every submission's score and ops as JSON")
     grade.add_argument("--csv", metavar="FILE", help="write one row per submission, one column per op")
@@ -30,6 +35,11 @@ def add_parser(commands):
                        help="write Gradescope's results.json for the one SUBMISSION (the autograder's run_autograder)")
     grade.add_argument("--timeout", type=float, default=10.0, metavar="S",
                        help="seconds an op may take before it is a timeout (default 10)")
+    grade.add_argument("--seed", type=seed, metavar="N",
+                       help="draw the grading cases from seed N (default: a fresh secret seed, printed and in --json)")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="run the students' code without a sandbox (a warning, and \"sandbox\": \"none\" in --json): "
+                            "only where none can start, for code you trust")
     grade.add_argument("--points", metavar="FILE",
                        help='a JSON file {"op": points, ...}: the ops graded and their weights '
                             "(default: every op, 1 point each)")
@@ -103,19 +113,65 @@ def run(args):
     if args.gradescope and len(args.submissions) != 1:
         raise BadInput(f"--gradescope writes one submission's results; got {len(args.submissions)} submissions")
     check_outputs(args)
-    if args.timeout <= 0 or args.jobs < 1:
-        raise BadInput(f"--timeout must be > 0 and --jobs >= 1, got {args.timeout:g} and {args.jobs}")
-    with Batch(points) as batch, ThreadPoolExecutor(args.jobs) as pool:
-        graded = list(pool.map(lambda path: grade_submission(path, batch, points, args.timeout), args.submissions))
+    if not 0 < args.timeout <= MAX_TIMEOUT or args.jobs < 1:
+        raise BadInput(f"--timeout must be a number of seconds > 0 and <= {MAX_TIMEOUT} and --jobs >= 1, "
+                       f"got {args.timeout:g} and {args.jobs}")
+    try:
+        box = Sandbox("none") if args.no_sandbox else choose()
+    except NoSandbox as error:
+        raise BadInput(str(error)) from None
+    drawn = secrets.randbelow(2 ** 63) if args.seed is None else args.seed
+    print(f"grading {len(args.submissions)} submission{'s' * (len(args.submissions) != 1)}: cases drawn with "
+          f"seed {drawn} (--seed {drawn} draws them again), sandbox: {box.kind}" +
+          ("; WARNING: no sandbox, the students' code runs with your rights" if box.kind == "none" else ""),
+          flush=True)
+    jobs = 1 if box.kind == "user" else args.jobs          # one uid for every submission: one at a time
+    try:
+        with stopped_by_signals(), ThreadPoolExecutor(jobs) as pool, GradingRun(points, drawn, box) as run:
+            graded = list(pool.map(lambda path: grade_one(path, run, points, args.timeout), args.submissions))
+    except KeyboardInterrupt as stop:
+        print(f"grade: stopped ({stop or 'Ctrl-C'}): nothing written, the temporary tree removed", file=sys.stderr)
+        return 130
     for g in graded:
         print(line(g))
     if args.json:
-        write_atomically(args.json, json.dumps({"submissions": [as_json(g) for g in graded]}, indent=1) + "\n")
+        write_atomically(args.json, json.dumps({"seed": drawn, "sandbox": box.kind,
+                                                "submissions": [as_json(g) for g in graded]}, indent=1) + "\n")
     if args.csv:
         write_atomically(args.csv, as_csv(graded, list(points)))
     if args.gradescope:
         write_atomically(args.gradescope, json.dumps(gradescope_results(graded[0], points), indent=1) + "\n")
     return 0
+
+
+MAX_TIMEOUT = 3600.0                  # seconds: an op slower than an hour is no backward pass
+
+
+def grade_one(path, run, points, timeout):
+    """grade_submission, with anything it raises that submission's problem, in a line: the class goes on."""
+    try:
+        return grade_submission(path, run, points, timeout)
+    except Exception as error:               # RecursionError, MemoryError, a bug met only by this submission
+        problem = f"the grader failed on it ({type(error).__name__}: {str(error)[:200]})"
+        return Graded(str(path), 0.0, float(sum(points.values())),
+                      {op: OpResult("error", None, problem) for op in points}, problem)
+
+
+class stopped_by_signals:
+    """SIGTERM (and SIGHUP) raise KeyboardInterrupt as Ctrl-C does, so the grading run's processes are killed and
+    its temporary tree removed on the way out; the handlers are put back after."""
+
+    def __enter__(self):
+        self.before = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
+
+    def __exit__(self, *exc):
+        for s, handler in self.before.items():
+            signal.signal(s, handler)
+
+
+def interrupt(number, frame):
+    """A signal handler: stop as Ctrl-C would."""
+    raise KeyboardInterrupt(signal.Signals(number).name)
 
 
 def line(g):

@@ -11,7 +11,8 @@
     stub_notes.py      what each stub's docstring adds: special cases, the notebook that derives it
     edition.py         the student edition: the project copied with its backward passes blank
     submission.py      a class graded: only the students' backward passes taken, judged here
-    isolation.py       each submission's code in a process of its own, with time and memory limits
+    isolation.py       each submission's code in a sandboxed process, with time, memory and size limits
+    sandbox.py         starting a command in an OS sandbox: bubblewrap, else an unprivileged user
     child.py           that process: the student's functions in a package whose backward passes are stubs
     wire.py            arrays, tuples and numbers between the two processes, without pickle
     autograder.py      a Gradescope autograder zip: the library as a wheel, setup.sh, run_autograder

@@ -1,18 +1,22 @@
-"""The process one submission's backward passes run in (started by isolation.py, never imported by the library).
+"""The process one submission's backward passes run in (started by isolation.py in the sandbox, never imported by the library).
 
-    python -I -S child.py JOB TREE NUMPY_HOME
+    python -I -S child.py TREE NUMPY_HOME INPUTS < job (JSON)    > answers (messages)
 
 It runs from TREE, a copy of the instructor's package whose backward passes
 are all stubs (no reference solution is in this process), limits its own
-memory and CPU time, reads the trials' (dout, cache) pairs, defines the
-student's functions (JOB/job.json: their sources only) in the modules of
-TREE, and calls them. For each op it writes JOB/out/OP.npz: what each call
-returned, or what it raised. The instructor's process judges those answers;
-nothing here decides a grade, so nothing the student's code does here can
-change one. An audit hook keeps the student's code from opening files
-outside TREE, NumPy, the standard library and JOB/out, and from starting
+memory, CPU time, files and processes, reads the trials' (dout, cache) pairs
+from INPUTS, defines the student's functions (the job on stdin: their
+sources only) in the modules of TREE, and calls them. For each op it writes
+a message to its stdout: a line 'OP LENGTH', then an .npz of what each call
+returned or what it raised (the student's own prints go to /dev/null). The
+instructor's process judges those answers; nothing here decides a grade, so
+nothing the student's code does here can change one. The sandbox is the wall;
+an audit hook is a second layer: it keeps the student's code from opening
+files outside TREE, NumPy and the standard library, and from starting
 processes, sending signals or loading libraries.
 """
+import ctypes
+import io
 import json
 import os
 import resource
@@ -30,8 +34,8 @@ def within(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def guard(readable, writable, forbidden):
-    """The audit hook: reads only under `readable`, never under `forbidden`; writes only under `writable`."""
+def guard(readable, forbidden):
+    """The audit hook: reads only under `readable`, never under `forbidden`; no writes, no file changes."""
     def hook(event, args):
         if event == "open":
             path, mode, flags = args
@@ -40,16 +44,13 @@ def guard(readable, writable, forbidden):
             path = os.path.realpath(os.fsdecode(path))
             writing = (mode is not None and any(c in mode for c in "wax+")) or \
                 (mode is None and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
-            if within(path, writable) or (not writing and any(within(path, r) for r in readable)
-                                          and not any(within(path, f) for f in forbidden)):
+            if not writing and any(within(path, r) for r in readable) and not any(within(path, f) for f in forbidden):
                 return
             raise PermissionError(f"a backward pass may not open {path} here")
         if event.startswith(FORBIDDEN_EVENTS):
             raise PermissionError(f"a backward pass may not do {event} here")
         if event in FILE_EVENTS:
-            paths = [os.path.realpath(os.fsdecode(a)) for a in args if isinstance(a, (str, bytes))]
-            if not paths or not all(within(p, writable) for p in paths):
-                raise PermissionError(f"a backward pass may not do {event} here")
+            raise PermissionError(f"a backward pass may not do {event} here")
     return hook
 
 
@@ -111,24 +112,56 @@ def where(error, sources):
     return f"{frame.filename}:{frame.lineno}: {text}"[:300]
 
 
-def main(job, tree, numpy_home, memory, cpu_seconds):
-    """Run one job: limit memory and CPU time, define the student's functions, call them, write what they returned."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (2 ** 26, 2 ** 26))
+def limit(memory, cpu_seconds):
+    """This process's limits, before any student code: memory, CPU, no file written, no process started,
+    few files open, no core dump; and death when the grader dies (Linux)."""
+    for name, value in (("RLIMIT_AS", memory), ("RLIMIT_CPU", cpu_seconds), ("RLIMIT_FSIZE", 0),
+                        ("RLIMIT_NPROC", 1), ("RLIMIT_NOFILE", 64), ("RLIMIT_CORE", 0)):
+        resource.setrlimit(getattr(resource, name), (value, value))
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, 9)                         # PR_SET_PDEATHSIG: SIGKILL when the parent dies
+        if os.getppid() == 1 and os.getpid() != 2:            # the parent died before: not in a sandbox's own PIDs
+            os._exit(1)
+
+
+def sender():
+    """send(name, data): a message on the real stdout; the student's prints (fd 1 and 2) go to /dev/null."""
+    answers, write = os.dup(1), os.write          # held here: a student's code may replace this module's names
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+
+    def send(name, data):
+        message = f"{name} {len(data)}\n".encode() + data
+        while message:
+            message = message[write(answers, message):]
+    return send
+
+
+def npz(outline, arrays):
+    """The bytes of an .npz holding outline and arrays (wire.save into memory)."""
+    from tinytransformer.course import wire
+    buffer = io.BytesIO()
+    wire.save(buffer, outline, arrays)
+    return buffer.getvalue()
+
+
+def main(tree, numpy_home, inputs_folder):
+    """Run one job: limit this process, define the student's functions, call them, send what they returned."""
+    spec = json.loads(sys.stdin.buffer.read())
+    limit(spec["memory"], spec["cpu"])
+    send = sender()
     import importlib
     import sysconfig
     from tinytransformer.course import tape_grading, wire
     from tinytransformer import tensor
 
-    with open(os.path.join(job, "job.json")) as f:
-        spec = json.load(f)
-    inputs = {op: wire.load(os.path.join(spec["inputs"], f"{op}.npz")) for op in spec["ops"]}
+    inputs = {op: wire.load(os.path.join(inputs_folder, f"{op}.npz")) for op in spec["ops"]}
     modules = {name: importlib.import_module(name) for name in spec["modules"]}
-    out = os.path.realpath(os.path.join(job, "out"))
     readable = [os.path.realpath(p) for p in (tree, numpy_home, sysconfig.get_paths()["stdlib"],
                                                sysconfig.get_paths()["platstdlib"])]
-    sys.addaudithook(guard(readable, out, [os.path.realpath(p) for p in spec["forbidden"]]))
+    sys.addaudithook(guard(readable, [os.path.realpath(p) for p in spec["forbidden"]]))
+    send("ready", b"")
 
     sources = {}                                    # {file: {line number: the student's line}}
     for f in spec["functions"].values():
@@ -153,12 +186,11 @@ def main(job, tree, numpy_home, memory, cpu_seconds):
             answers = answer_each(calls, sources)
         written = {}
         outlines = [dict(a, value=wire.encode(a["value"], written)) if "value" in a else a for a in answers]
-        wire.save(os.path.join(out, f"{op}.part"), outlines, written)
-        os.replace(os.path.join(out, f"{op}.part"), os.path.join(out, f"{op}.npz"))
+        send(op, npz(outlines, written))
 
 
 if __name__ == "__main__":
-    job, tree, numpy_home, memory, cpu_seconds = sys.argv[1:6]
+    tree, numpy_home, inputs_folder = sys.argv[1:4]
     sys.path[:0] = [tree, numpy_home]
     from tinytransformer.course.child import main as run
-    run(job, tree, numpy_home, int(memory), int(cpu_seconds))
+    run(tree, numpy_home, inputs_folder)

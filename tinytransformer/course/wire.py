@@ -42,13 +42,15 @@ def decode(outline, arrays):
     return outline
 
 
-def save(path, outline, arrays):
-    """One .npz: the arrays by key, and the outline as a JSON string under "outline"."""
-    with open(path, "wb") as f:
-        np.savez(f, outline=np.array(json.dumps(outline)), **arrays)
+def save(target, outline, arrays):
+    """One .npz (to a path or a binary file): the arrays by key, and the outline as a JSON string under "outline"."""
+    if not hasattr(target, "write"):
+        with open(target, "wb") as f:
+            return save(f, outline, arrays)
+    np.savez(target, outline=np.array(json.dumps(outline)), **arrays)
 
 
 def load(path):
-    """(outline, arrays) of a file save wrote; no pickle."""
+    """(outline, arrays) of what save wrote (a path or a binary file); no pickle."""
     with np.load(path, allow_pickle=False) as z:
         return json.loads(str(z["outline"])), {key: z[key] for key in z.files if key != "outline"}
