@@ -292,8 +292,9 @@ def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tm
     assert out[3].startswith(f"{tmp_path / 'corrupt.zip'}: not graded: ") and len(out) == 4
     result = json.loads((tmp_path / "g.json").read_text())["submissions"]
     assert [s["score"] for s in result] == [4, 0, 0, 0] and result[0]["ops"]["softmax"]["status"] == "pass"
-    assert (tmp_path / "g.csv").read_text().splitlines()[:2] == ["path,score,max_score,softmax,add",
-                                                                 f"{good},4,4,pass,pass"]
+    rows = (tmp_path / "g.csv").read_text().splitlines()
+    assert rows[:2] == ["path,score,max_score,softmax,add,review,diagnosis", f"{good},4,4,pass,pass,,"]
+    assert rows[2].startswith(f"{tmp_path / 'missing'},0,4,error,error,,no such file or folder")
 
 
 def test_bad_points_are_one_line(tmp_path, capsys):

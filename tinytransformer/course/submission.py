@@ -75,7 +75,12 @@ def explained(op, results, found):
              f"{' and '.join(f'{f}_backward' for f in failing)}, which does not pass"
              if failing and result.status != "pass" else "")
     texts = [first, result.diagnosis, found.get("note", "") if found.get("note", "") not in result.diagnosis else ""]
-    return result._replace(diagnosis="; ".join(text for text in texts if text))
+    return result._replace(diagnosis=printable("; ".join(text for text in texts if text)))
+
+
+def printable(text):
+    """text in one line: a student's exception message cannot start a line of its own in the class's printout."""
+    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def wanted(ops):
