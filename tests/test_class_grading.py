@@ -4,6 +4,7 @@ Every tamper attempt is a submission with honest ops and one op that tries somet
 honest ops' points and nothing for that op, and the batch must go on."""
 import ast
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -335,3 +336,109 @@ def test_grade_replaces_its_own_outputs_and_others_with_force(tmp_path, capsys):
     roster.write_text("name\nalice\n")
     assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(roster), "--force"]) == 0
     assert roster.read_text().startswith("path,score,max_score")
+
+
+# A hostile class through the command line: each submission graded as it deserves, the rest of the class graded.
+
+CLASS_POINTS = {"add": 1, "softmax": 1, "attention": 1, "linear": 1}
+SOFTMAX_STUB = '''def softmax_backward(dout, cache):
+    out, axis = cache
+    raise NotImplementedError("write softmax_backward")
+'''
+SOFTMAX_WRONG = "def softmax_backward(dout, cache):\n    out, axis = cache\n    return (out * dout,)\n"
+LINEAR_NO_TRANSPOSE = '''def linear_backward(dout, cache):
+    x2, W, x_shape, has_bias = cache
+    dout2 = dout.reshape(-1, W.shape[1])
+    return (dout2 @ W).reshape(x_shape), x2.T @ dout2, dout2.sum(axis=0) if has_bias else None
+'''
+
+
+def zipped(path, files, root=""):
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(root + name, text)
+    return path
+
+
+def appended(files, path, text):
+    return {**files, path: files[path] + "\n\n" + text}
+
+
+def hostile_class(tmp_path):
+    """{name: path} of a class of submissions, honest and hostile, and what each deserves."""
+    right, softmax_file = library_files(), FILES["softmax"]
+    reference_softmax = ast.get_source_segment(right[softmax_file], next(
+        n for n in ast.parse(right[softmax_file]).body if isinstance(n, ast.FunctionDef)
+        and n.name == "softmax_backward"))
+    submissions = {
+        "good": write(tmp_path / "good", right),
+        "stub above rewrite": write(tmp_path / "stub_above", with_function(right, "softmax", SOFTMAX_STUB + "\n\n"
+                                                                            + reference_softmax)),
+        "wrong after right": zipped(tmp_path / "wrong_after.zip", appended(right, softmax_file, SOFTMAX_WRONG)),
+        "flat .ZIP": zipped(tmp_path / "flat.ZIP", {Path(p).name: t for p, t in right.items()}),
+        "nested": zipped(tmp_path / "nested.zip", right, root="alice/edition/"),
+        "flagged": write(tmp_path / "flagged", with_function(right, "add", "def add_backward(dout, cache):\n"
+                         "    a_shape, b_shape = cache\n    add_forward(dout, dout)\n"
+                         "    return tuple(None if s is None else unbroadcast(dout, s) for s in cache)\n")),
+        "no transpose": write(tmp_path / "no_transpose", with_function(right, "linear", LINEAR_NO_TRANSPOSE)),
+        "cascade": write(tmp_path / "cascade", with_function(right, "softmax", SOFTMAX_WRONG)),
+        "NUL byte": write(tmp_path / "nul", appended(right, softmax_file, "x = 1\x00\n")),
+        "1+1+ under the limit": write(tmp_path / "deep", appended(right, softmax_file, "x = " + "1+" * 100_000 + "1")),
+        "1+1+ 800 KB": write(tmp_path / "deeper", appended(right, softmax_file, "x = " + "1+" * 400_000 + "1")),
+        "two editions": zipped(tmp_path / "two.zip", {**{"a/" + p: t for p, t in right.items()},
+                                                      **{"b/" + p: t for p, t in right.items()}}),
+        "FIFO": tmp_path / "f.zip",
+        "/dev/zero": Path("/dev/zero"),
+    }
+    os.mkfifo(submissions["FIFO"])
+    bomb = tmp_path / "bomb.zip"                       # a source file of 16 MiB of zeros, 16 kB zipped
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(FILES["softmax"], right[FILES["softmax"]])
+        z.writestr(FILES["add"], bytes(2 ** 24))
+    submissions["deflate bomb"] = bomb
+    big = write(tmp_path / "big", right)
+    with open(big / FILES["add"], "r+b") as f:
+        f.truncate(400 * 2 ** 20)                      # sparse: 400 MiB claimed
+    submissions["400 MB source"] = big
+    bad_name = tmp_path / "bad_name.zip"
+    zipped(bad_name, right)
+    data = bad_name.read_bytes().replace(b"tinytransformer/ops/basic.py", b"tinytransformer/ops/\xffasic.py")
+    bad_name.write_bytes(data.replace(b"\x14\x00\x00\x00", b"\x14\x00\x00\x08"))   # flag: names are UTF-8
+    submissions["name not UTF-8"] = bad_name
+    return submissions
+
+
+def test_a_hostile_class_is_graded_each_as_it_deserves_and_every_output_complete(tmp_path, capsys):
+    submissions = hostile_class(tmp_path)
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps(CLASS_POINTS))
+    assert main(["grade", *map(str, submissions.values()), "--points", str(points), "--jobs", "2",
+                 "--json", str(tmp_path / "g.json"), "--csv", str(tmp_path / "g.csv")]) == 0
+    out = capsys.readouterr().out
+    graded = dict(zip(submissions, json.loads((tmp_path / "g.json").read_text())["submissions"]))
+    assert len(graded) == len(submissions) and len((tmp_path / "g.csv").read_text().splitlines()) == 1 + len(graded)
+    scores = {name: g["score"] for name, g in graded.items()}
+    problems = {name: g.get("problem", "") for name, g in graded.items()}
+    status = {name: {op: r["status"] for op, r in g["ops"].items()} for name, g in graded.items()}
+    for name in ("good", "stub above rewrite", "flat .ZIP", "nested", "flagged"):
+        assert scores[name] == 4, (name, graded[name])
+    assert "the last, line" in graded["stub above rewrite"]["ops"]["softmax"]["diagnosis"]
+    assert status["wrong after right"]["softmax"] == "fail" and "defined 2 times" in \
+        graded["wrong after right"]["ops"]["softmax"]["diagnosis"]
+    assert graded["flagged"]["ops"]["add"]["review"] == "calls add_forward" and "for review: calls add_forward" in out
+    assert "did you forget a transpose? (dx must be (2, 3, 5)" in graded["no transpose"]["ops"]["linear"]["diagnosis"]
+    cascade = graded["cascade"]["ops"]
+    assert cascade["softmax"]["status"] == "fail" and cascade["attention"]["diagnosis"].startswith(
+        "fix softmax first: attention's backward calls softmax_backward")
+    for name in ("NUL byte", "1+1+ under the limit"):          # the file's op is an error, the others graded
+        assert status[name]["softmax"] == "error" and scores[name] == 2, name
+        assert graded[name]["ops"]["attention"]["diagnosis"].startswith("fix softmax first")
+    assert "null bytes" in graded["NUL byte"]["ops"]["softmax"]["diagnosis"]
+    assert "RecursionError" in graded["1+1+ under the limit"]["ops"]["softmax"]["diagnosis"]
+    expected = {"1+1+ 800 KB": "softmax.py is 802580 bytes", "two editions": "two editions in one submission: a/tinytransformer/ "
+                "and b/tinytransformer/", "FIFO": "is a FIFO", "/dev/zero": "is a device",
+                "deflate bomb": "over 256 KiB uncompressed", "400 MB source": "is 419430400 bytes",
+                "name not UTF-8": "UnicodeDecodeError"}
+    for name, said in expected.items():
+        assert scores[name] == 0 and said in problems[name], (name, problems[name])
+        assert f"{submissions[name]}: not graded: " in out
