@@ -306,6 +306,29 @@ def test_bad_points_are_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "no op named softmaks" in err
 
 
+@pytest.mark.parametrize("text, message", [
+    ('{"add": NaN}', "NaN is not a number JSON allows"),
+    ('{"add": Infinity}', "Infinity is not a number JSON allows"),
+    ('{"add": true}', "points must be finite numbers >= 0 (add: true)"),
+    ('{"add": 1e999}', "points must be finite numbers >= 0 (add: Infinity)"),
+    ('{"add": 1' + "0" * 400 + '}', "points must be finite numbers >= 0 (add: 1000"),
+    ('{"add": 1e308, "sub": 1e308}', "the points add up to inf: give a finite total"),
+    ("[" * 100_000, "could not read it"),
+], ids=["NaN", "Infinity", "true", "1e999", "a 400-digit int", "an infinite total", "nested"])
+def test_points_that_are_not_finite_numbers_are_one_line(tmp_path, capsys, text, message):
+    points = tmp_path / "points.json"
+    points.write_text(text)
+    assert main(["grade", str(tmp_path), "--points", str(points)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_points_that_are_a_fifo_are_refused_unread(tmp_path, capsys):
+    os.mkfifo(tmp_path / "points.json")
+    assert main(["grade", str(tmp_path), "--points", str(tmp_path / "points.json")]) == 2
+    assert "points.json is a FIFO, not a regular file" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("flag, name, content, message", [
     ("--csv", "roster.csv", "name,email\nalice,a@school\n", "the file exists and was not written by tinytransformer"),
     ("--json", "notes.json", '{"mine": 1}', "the file exists and was not written by tinytransformer"),
@@ -435,10 +458,36 @@ def test_a_hostile_class_is_graded_each_as_it_deserves_and_every_output_complete
         assert graded[name]["ops"]["attention"]["diagnosis"].startswith("fix softmax first")
     assert "null bytes" in graded["NUL byte"]["ops"]["softmax"]["diagnosis"]
     assert "RecursionError" in graded["1+1+ under the limit"]["ops"]["softmax"]["diagnosis"]
-    expected = {"1+1+ 800 KB": "softmax.py is 802580 bytes", "two editions": "two editions in one submission: a/tinytransformer/ "
-                "and b/tinytransformer/", "FIFO": "is a FIFO", "/dev/zero": "is a device",
+    expected = {"1+1+ 800 KB": "softmax.py is 802580 bytes", "FIFO": "is a FIFO", "/dev/zero": "is a device",
+                "two editions": "two editions in one submission: a/tinytransformer/ and b/tinytransformer/",
                 "deflate bomb": "over 256 KiB uncompressed", "400 MB source": "is 419430400 bytes",
                 "name not UTF-8": "UnicodeDecodeError"}
     for name, said in expected.items():
         assert scores[name] == 0 and said in problems[name], (name, problems[name])
         assert f"{submissions[name]}: not graded: " in out
+
+
+def test_a_source_not_in_utf8_is_its_files_error_and_a_coding_line_is_honoured(batch, tmp_path):
+    folder = write(tmp_path / "latin", library_files())
+    path = folder / FILES["softmax"]
+    path.write_bytes(path.read_bytes() + "\n# café\n".encode("latin-1"))
+    graded = grade_submission(folder, batch, POINTS)
+    assert graded.ops["softmax"].status == "error" and "is not text Python can read (byte" in \
+        graded.ops["softmax"].diagnosis and graded.ops["add"].status == "pass"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\n" + path.read_bytes())
+    assert grade_submission(folder, batch, {"softmax": 1}).score == 1
+
+
+def test_macos_copies_in_a_zip_are_not_a_second_edition(batch, tmp_path):
+    files = library_files()
+    archive = zipped(tmp_path / "mac.zip", {**{"edition/" + p: t for p, t in files.items()},
+                                            **{"__MACOSX/edition/" + p: "\x00\x05" for p in files}})
+    assert grade_submission(archive, batch, {"softmax": 1}).score == 1
+
+
+def test_gradescope_feedback_shows_the_review(tmp_path):
+    from tinytransformer.course.autograder import gradescope_results
+    from tinytransformer.course.submission import Graded, OpResult
+    graded = Graded("a", 1.0, 1.0, {"add": OpResult("pass", 1e-10, "", "calls add_forward")})
+    output = gradescope_results(graded, {"add": 1.0})["tests"][0]["output"]
+    assert output == "pass\nflagged for an instructor's review: calls add_forward"

@@ -66,6 +66,7 @@ def file_kind(path):
 def roots(names, wanted):
     """The edition roots ('' or 'a/b/') among the relative paths `names`, up to DEPTH folders down; or the
     flat form: {'': 'flat'} when no root but some wanted file's name (or ops/NAME) is at the top."""
+    names = [name for name in names if not hidden(name)]
     found = sorted({name[:name.index(EDITION)] for name in names if EDITION in name
                     and name[:name.index(EDITION)].count("/") <= DEPTH
                     and (name.index(EDITION) == 0 or name[name.index(EDITION) - 1] == "/")})
@@ -76,6 +77,11 @@ def roots(names, wanted):
         return {found[0]: "edition"}
     flat = {name for w in wanted for name in flat_paths(w)}
     return {"": "flat"} if flat & set(names) else {}
+
+
+def hidden(name):
+    """True for a path under a hidden folder (.git, .venv) or macOS's __MACOSX copies, which hold no edition."""
+    return any(part.startswith(".") or part == "__MACOSX" for part in name.split("/")[:-1])
 
 
 def flat_paths(edition_path):
@@ -124,8 +130,7 @@ def folder_names(folder):
     names, zips, count = set(), [], 0
     for here, dirs, files in os.walk(folder):
         depth = len(Path(here).relative_to(folder).parts)
-        if depth >= DEPTH + 3:
-            dirs[:] = []
+        dirs[:] = [] if depth >= DEPTH + 3 else [name for name in dirs if not hidden(name + "/x")]
         for name in dirs + files:
             count += 1
             if count > MEMBERS:

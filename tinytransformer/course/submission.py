@@ -68,13 +68,15 @@ def grade_submission(path, batch, points, timeout=10.0, memory=MEMORY):
 def explained(op, results, found):
     """op's OpResult with what the parse saw added: a backward it calls that fails first, a def given twice."""
     result = results[op]
-    failing = [other.removesuffix("_backward") for other in found.get("calls", ())
-               if other.removesuffix("_backward") in results and results[other.removesuffix("_backward")].status
-               != "pass"]
-    first = (f"fix {' and '.join(failing)} first: {op}'s backward calls "
-             f"{' and '.join(f'{f}_backward' for f in failing)}, which does not pass"
-             if failing and result.status != "pass" else "")
-    texts = [first, result.diagnosis, found.get("note", "") if found.get("note", "") not in result.diagnosis else ""]
+    called_ops = [name.removesuffix("_backward") for name in found.get("calls", ())]
+    failing = [name for name in called_ops if name in results and results[name].status != "pass"]
+    first = ""
+    if failing and result.status != "pass":
+        first = (f"fix {' and '.join(failing)} first: {op}'s backward calls "
+                 f"{' and '.join(f'{name}_backward' for name in failing)}, which "
+                 f"{'do' if len(failing) > 1 else 'does'} not pass")
+    note = found.get("note", "")
+    texts = [first, result.diagnosis, note if note not in result.diagnosis else ""]
     return result._replace(diagnosis=printable("; ".join(text for text in texts if text)))
 
 
@@ -85,7 +87,8 @@ def printable(text):
 
 def wanted(ops):
     """{op: {file, qualname, forwards}}: where each op's function is, and the forward passes its reference calls."""
-    return {op: {"file": (TAPE_FILE if op == TAPE else op_files()[op]).as_posix(),
+    files = op_files()
+    return {op: {"file": (TAPE_FILE if op == TAPE else files[op]).as_posix(),
                  "qualname": TAPE_FUNCTION if op == TAPE else f"{op}_backward",
                  "forwards": reference_forwards().get(op, [])} for op in ops}
 
