@@ -131,10 +131,10 @@ def one(tree, text, wanted, ops, gradcheck_names):
     indent = len(lines[0]) - len(lines[0].lstrip())
     function = dict(qualname=qualname, file=file, line=node.lineno, source="\n".join(line[indent:] for line in lines),
                     module=file.removesuffix(".py").replace("/", "."))
-    calls = sorted({n for n in called(node) if n.endswith("_backward") and n.removesuffix("_backward") in ops
-                    and n != name})
-    return {"function": function, "note": note, "review": review(node, set(wanted.get("forwards", ())),
-                                                                   gradcheck_names), "calls": calls}
+    names = set(called(node))
+    calls = sorted(n for n in names if n.endswith("_backward") and n.removesuffix("_backward") in ops and n != name)
+    return {"function": function, "note": note, "calls": calls,
+            "review": review(node, names, set(wanted.get("forwards", ())), gradcheck_names)}
 
 
 def bindings(body, name):
@@ -173,19 +173,18 @@ def called(node):
                 yield call.func.attr
 
 
-def review(node, forwards, gradcheck_names):
-    """Why an instructor should look at this function, in a line; '' when nothing calls for a look."""
+def review(node, names, forwards, gradcheck_names):
+    """Why an instructor should look at this function (node, calling `names`), in a line; '' if nothing calls for it."""
     reasons = []
-    names = list(called(node))
     extra = sorted({n for n in names if n.endswith("_forward") and n not in forwards})
     reasons += [f"calls {', '.join(extra)}"] if extra else []
     checks = sorted({n for n in names if n in gradcheck_names})
     reasons += [f"calls the gradient check's {', '.join(checks)}"] if checks else []
     dynamic = sorted({n for n in names if n in DYNAMIC})
     reasons += [f"calls {', '.join(dynamic)}"] if dynamic else []
-    imported = sorted({top for top in (module.lstrip(".").split(".")[0] for module in imports(node))
-                       if top in AUTODIFF} | {"the gradient check" for module in imports(node)
-                                              if "gradcheck" in module.split(".")})
+    modules = list(imports(node))
+    imported = sorted({top for top in (module.lstrip(".").split(".")[0] for module in modules) if top in AUTODIFF}
+                      | {"the gradient check" for module in modules if "gradcheck" in module.split(".")})
     reasons += [f"imports {', '.join(imported)}"] if imported else []
     line = finite_difference(node)
     reasons += [f"finite differences at line {line}"] if line else []
