@@ -87,17 +87,23 @@ def printable(text):
 
 def wanted(ops):
     """{op: {file, qualname, forwards}}: where each op's function is, and the forward passes its reference calls."""
-    files = op_files()
+    files = library_files()
     return {op: {"file": (TAPE_FILE if op == TAPE else files[op]).as_posix(),
                  "qualname": TAPE_FUNCTION if op == TAPE else f"{op}_backward",
                  "forwards": reference_forwards().get(op, [])} for op in ops}
 
 
 @functools.cache
+def library_files():
+    """{op: its file} of the instructor's library (edition.op_files), read once per run."""
+    return op_files()
+
+
+@functools.cache
 def reference_forwards():
     """{op: the forward passes the instructor's backward of op calls} (split_heads' calls merge_heads_forward)."""
     found = {}
-    for op, file in op_files().items():
+    for op, file in library_files().items():
         tree = ast.parse((PACKAGE.parent / file).read_text())
         node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == f"{op}_backward")
         found[op] = sorted({name for name in called(node) if name.endswith("_forward")})
