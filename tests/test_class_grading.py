@@ -4,6 +4,7 @@ Every tamper attempt is a submission with honest ops and one op that tries somet
 honest ops' points and nothing for that op, and the batch must go on."""
 import ast
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -305,8 +306,9 @@ def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tm
     assert written["seed"] == seed and written["sandbox"] in ("bubblewrap", "user", "none")
     result = written["submissions"]
     assert [s["score"] for s in result] == [4, 0, 0, 0] and result[0]["ops"]["softmax"]["status"] == "pass"
-    assert (tmp_path / "g.csv").read_text().splitlines()[:2] == ["path,score,max_score,softmax,add",
-                                                                 f"{good},4,4,pass,pass"]
+    rows = (tmp_path / "g.csv").read_text().splitlines()
+    assert rows[:2] == ["path,score,max_score,softmax,add,review,diagnosis", f"{good},4,4,pass,pass,,"]
+    assert rows[2].startswith(f"{tmp_path / 'missing'},0,4,error,error,,no such file or folder")
 
 
 def test_bad_points_are_one_line(tmp_path, capsys):
@@ -315,6 +317,29 @@ def test_bad_points_are_one_line(tmp_path, capsys):
     assert main(["grade", str(tmp_path), "--points", str(points)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no op named softmaks" in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"add": NaN}', "NaN is not a number JSON allows"),
+    ('{"add": Infinity}', "Infinity is not a number JSON allows"),
+    ('{"add": true}', "points must be finite numbers >= 0 (add: true)"),
+    ('{"add": 1e999}', "points must be finite numbers >= 0 (add: Infinity)"),
+    ('{"add": 1' + "0" * 400 + '}', "points must be finite numbers >= 0 (add: 1000"),
+    ('{"add": 1e308, "sub": 1e308}', "the points add up to inf: give a finite total"),
+    ("[" * 100_000, "could not read it"),
+], ids=["NaN", "Infinity", "true", "1e999", "a 400-digit int", "an infinite total", "nested"])
+def test_points_that_are_not_finite_numbers_are_one_line(tmp_path, capsys, text, message):
+    points = tmp_path / "points.json"
+    points.write_text(text)
+    assert main(["grade", str(tmp_path), "--points", str(points)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_points_that_are_a_fifo_are_refused_unread(tmp_path, capsys):
+    os.mkfifo(tmp_path / "points.json")
+    assert main(["grade", str(tmp_path), "--points", str(tmp_path / "points.json")]) == 2
+    assert "points.json is a FIFO, not a regular file" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag, name, content, message", [
@@ -349,3 +374,135 @@ def test_grade_replaces_its_own_outputs_and_others_with_force(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(roster), "--force",
                  *sandbox_flags()]) == 0
     assert roster.read_text().startswith("path,score,max_score")
+
+
+# A hostile class through the command line: each submission graded as it deserves, the rest of the class graded.
+
+CLASS_POINTS = {"add": 1, "softmax": 1, "attention": 1, "linear": 1}
+SOFTMAX_STUB = '''def softmax_backward(dout, cache):
+    out, axis = cache
+    raise NotImplementedError("write softmax_backward")
+'''
+SOFTMAX_WRONG = "def softmax_backward(dout, cache):\n    out, axis = cache\n    return (out * dout,)\n"
+LINEAR_NO_TRANSPOSE = '''def linear_backward(dout, cache):
+    x2, W, x_shape, has_bias = cache
+    dout2 = dout.reshape(-1, W.shape[1])
+    return (dout2 @ W).reshape(x_shape), x2.T @ dout2, dout2.sum(axis=0) if has_bias else None
+'''
+
+
+def zipped(path, files, root=""):
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(root + name, text)
+    return path
+
+
+def appended(files, path, text):
+    return {**files, path: files[path] + "\n\n" + text}
+
+
+def hostile_class(tmp_path):
+    """{name: path} of a class of submissions, honest and hostile, and what each deserves."""
+    right, softmax_file = library_files(), FILES["softmax"]
+    reference_softmax = ast.get_source_segment(right[softmax_file], next(
+        n for n in ast.parse(right[softmax_file]).body if isinstance(n, ast.FunctionDef)
+        and n.name == "softmax_backward"))
+    submissions = {
+        "good": write(tmp_path / "good", right),
+        "stub above rewrite": write(tmp_path / "stub_above", with_function(right, "softmax", SOFTMAX_STUB + "\n\n"
+                                                                            + reference_softmax)),
+        "wrong after right": zipped(tmp_path / "wrong_after.zip", appended(right, softmax_file, SOFTMAX_WRONG)),
+        "flat .ZIP": zipped(tmp_path / "flat.ZIP", {Path(p).name: t for p, t in right.items()}),
+        "nested": zipped(tmp_path / "nested.zip", right, root="alice/edition/"),
+        "flagged": write(tmp_path / "flagged", with_function(right, "add", "def add_backward(dout, cache):\n"
+                         "    a_shape, b_shape = cache\n    add_forward(dout, dout)\n"
+                         "    return tuple(None if s is None else unbroadcast(dout, s) for s in cache)\n")),
+        "no transpose": write(tmp_path / "no_transpose", with_function(right, "linear", LINEAR_NO_TRANSPOSE)),
+        "cascade": write(tmp_path / "cascade", with_function(right, "softmax", SOFTMAX_WRONG)),
+        "NUL byte": write(tmp_path / "nul", appended(right, softmax_file, "x = 1\x00\n")),
+        "1+1+ under the limit": write(tmp_path / "deep", appended(right, softmax_file, "x = " + "1+" * 100_000 + "1")),
+        "1+1+ 800 KB": write(tmp_path / "deeper", appended(right, softmax_file, "x = " + "1+" * 400_000 + "1")),
+        "two editions": zipped(tmp_path / "two.zip", {**{"a/" + p: t for p, t in right.items()},
+                                                      **{"b/" + p: t for p, t in right.items()}}),
+        "FIFO": tmp_path / "f.zip",
+        "/dev/zero": Path("/dev/zero"),
+    }
+    os.mkfifo(submissions["FIFO"])
+    bomb = tmp_path / "bomb.zip"                       # a source file of 16 MiB of zeros, 16 kB zipped
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(FILES["softmax"], right[FILES["softmax"]])
+        z.writestr(FILES["add"], bytes(2 ** 24))
+    submissions["deflate bomb"] = bomb
+    big = write(tmp_path / "big", right)
+    with open(big / FILES["add"], "r+b") as f:
+        f.truncate(400 * 2 ** 20)                      # sparse: 400 MiB claimed
+    submissions["400 MB source"] = big
+    bad_name = tmp_path / "bad_name.zip"
+    zipped(bad_name, right)
+    data = bad_name.read_bytes().replace(b"tinytransformer/ops/basic.py", b"tinytransformer/ops/\xffasic.py")
+    bad_name.write_bytes(data.replace(b"\x14\x00\x00\x00", b"\x14\x00\x00\x08"))   # flag: names are UTF-8
+    submissions["name not UTF-8"] = bad_name
+    return submissions
+
+
+def test_a_hostile_class_is_graded_each_as_it_deserves_and_every_output_complete(tmp_path, capsys):
+    submissions = hostile_class(tmp_path)
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps(CLASS_POINTS))
+    assert main(["grade", *map(str, submissions.values()), "--points", str(points), "--jobs", "2",
+                 "--json", str(tmp_path / "g.json"), "--csv", str(tmp_path / "g.csv")]) == 0
+    out = capsys.readouterr().out
+    graded = dict(zip(submissions, json.loads((tmp_path / "g.json").read_text())["submissions"]))
+    assert len(graded) == len(submissions) and len((tmp_path / "g.csv").read_text().splitlines()) == 1 + len(graded)
+    scores = {name: g["score"] for name, g in graded.items()}
+    problems = {name: g.get("problem", "") for name, g in graded.items()}
+    status = {name: {op: r["status"] for op, r in g["ops"].items()} for name, g in graded.items()}
+    for name in ("good", "stub above rewrite", "flat .ZIP", "nested", "flagged"):
+        assert scores[name] == 4, (name, graded[name])
+    assert "the last, line" in graded["stub above rewrite"]["ops"]["softmax"]["diagnosis"]
+    assert status["wrong after right"]["softmax"] == "fail" and "defined 2 times" in \
+        graded["wrong after right"]["ops"]["softmax"]["diagnosis"]
+    assert graded["flagged"]["ops"]["add"]["review"] == "calls add_forward" and "for review: calls add_forward" in out
+    assert "did you forget a transpose? (dx must be (2, 3, 5)" in graded["no transpose"]["ops"]["linear"]["diagnosis"]
+    cascade = graded["cascade"]["ops"]
+    assert cascade["softmax"]["status"] == "fail" and cascade["attention"]["diagnosis"].startswith(
+        "fix softmax first: attention's backward calls softmax_backward")
+    for name in ("NUL byte", "1+1+ under the limit"):          # the file's op is an error, the others graded
+        assert status[name]["softmax"] == "error" and scores[name] == 2, name
+        assert graded[name]["ops"]["attention"]["diagnosis"].startswith("fix softmax first")
+    assert "null bytes" in graded["NUL byte"]["ops"]["softmax"]["diagnosis"]
+    assert "RecursionError" in graded["1+1+ under the limit"]["ops"]["softmax"]["diagnosis"]
+    expected = {"1+1+ 800 KB": "softmax.py is 802580 bytes", "FIFO": "is a FIFO", "/dev/zero": "is a device",
+                "two editions": "two editions in one submission: a/tinytransformer/ and b/tinytransformer/",
+                "deflate bomb": "over 256 KiB uncompressed", "400 MB source": "is 419430400 bytes",
+                "name not UTF-8": "UnicodeDecodeError"}
+    for name, said in expected.items():
+        assert scores[name] == 0 and said in problems[name], (name, problems[name])
+        assert f"{submissions[name]}: not graded: " in out
+
+
+def test_a_source_not_in_utf8_is_its_files_error_and_a_coding_line_is_honoured(batch, tmp_path):
+    folder = write(tmp_path / "latin", library_files())
+    path = folder / FILES["softmax"]
+    path.write_bytes(path.read_bytes() + "\n# café\n".encode("latin-1"))
+    graded = grade_submission(folder, batch, POINTS)
+    assert graded.ops["softmax"].status == "error" and "is not text Python can read (byte" in \
+        graded.ops["softmax"].diagnosis and graded.ops["add"].status == "pass"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\n" + path.read_bytes())
+    assert grade_submission(folder, batch, {"softmax": 1}).score == 1
+
+
+def test_macos_copies_in_a_zip_are_not_a_second_edition(batch, tmp_path):
+    files = library_files()
+    archive = zipped(tmp_path / "mac.zip", {**{"edition/" + p: t for p, t in files.items()},
+                                            **{"__MACOSX/edition/" + p: "\x00\x05" for p in files}})
+    assert grade_submission(archive, batch, {"softmax": 1}).score == 1
+
+
+def test_gradescope_feedback_shows_the_review(tmp_path):
+    from tinytransformer.course.autograder import gradescope_results
+    from tinytransformer.course.submission import Graded, OpResult
+    graded = Graded("a", 1.0, 1.0, {"add": OpResult("pass", 1e-10, "", "calls add_forward")})
+    output = gradescope_results(graded, {"add": 1.0})["tests"][0]["output"]
+    assert output == "pass\nflagged for an instructor's review: calls add_forward"

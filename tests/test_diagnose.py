@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tinytransformer.course.diagnose import diagnose, factor_name, places
+from tinytransformer.course.diagnose import diagnose, explain_raised, factor_name, places
 
 
 @pytest.fixture
@@ -95,3 +95,17 @@ def test_places_lists_at_most_four_places():
 
 def test_factor_names():
     assert factor_name(10.0) == "10" and factor_name(0.1) == "0.1 (1/10)" and factor_name(1.234) == "1.234" and factor_name(1.0005) == "1.0005"
+
+
+@pytest.mark.parametrize("product, said", [
+    (lambda: np.ones((2, 3, 5)) @ np.ones((2, 3, 5)), "its inner sizes 3 and 5 differ"),
+    (lambda: np.dot(np.ones((4, 3)), np.ones((4, 3))), "shapes (4,3) and (4,3) do not align"),
+])
+def test_a_matrix_product_whose_shapes_do_not_fit_asks_for_a_transpose(product, said):
+    with pytest.raises(ValueError) as raised:
+        product()
+    text = explain_raised(f"raised ValueError: {raised.value}", {"x": (2, 3, 5), "W": (5, 4)})
+    assert text == (f"raised ValueError in a matrix product: a shape does not fit ({said}): did you forget a "
+                    "transpose? (dx must be (2, 3, 5), dW must be (5, 4))")
+    assert "gufunc" not in text
+    assert explain_raised("raised KeyError: 3", {"x": (2,)}) == "raised KeyError: 3"

@@ -2,6 +2,7 @@
 import csv
 import io
 import json
+import math
 import os
 import secrets
 import signal
@@ -12,6 +13,7 @@ from .common import BadInput, seed
 from ..course.autograder import gradescope_results
 from ..course.grader import op_names
 from ..course.isolation import GradingRun
+from ..course.reading import BadSubmission, open_regular
 from ..course.sandbox import NoSandbox, Sandbox, choose
 from ..course.submission import Graded, OpResult, grade_submission
 from ..course.tape_grading import TAPE
@@ -56,20 +58,48 @@ def read_points(path, tape):
     known = op_names()
     if path is None:
         return {op: 1.0 for op in known if op != TAPE or tape}
+    expected = f"--points {path}: expected a JSON file of {{op: points}}"
     try:
-        with open(path) as f:
-            points = json.load(f)
-    except (OSError, ValueError) as error:
-        raise BadInput(f"--points {path}: expected a JSON file of {{op: points}}, "
-                       f"could not read it ({error})") from None
+        with open_regular(path, f"--points {path}") as f:
+            text = f.read(POINTS_LIMIT + 1)
+        if len(text) > POINTS_LIMIT:
+            raise ValueError(f"it is over {POINTS_LIMIT // 1024} KiB")
+        points = json.loads(text, parse_constant=refuse_constant)
+    except BadSubmission as error:
+        raise BadInput(str(error)) from None
+    except (OSError, ValueError, RecursionError) as error:
+        raise BadInput(f"{expected}, could not read it ({error})") from None
     if not isinstance(points, dict) or not points:
         raise BadInput(f"--points {path}: expected a JSON object {{op: points}}, got {type(points).__name__}")
     unknown = [op for op in points if op not in known]
-    bad = [op for op, value in points.items() if not isinstance(value, (int, float)) or value < 0]
-    if unknown or bad:
-        raise BadInput(f"--points {path}: " + (f"no op named {', '.join(unknown)} (the ops are {', '.join(known)})"
-                                               if unknown else f"points must be numbers >= 0 ({', '.join(bad)})"))
-    return {op: float(value) for op, value in points.items()}
+    if unknown:
+        raise BadInput(f"--points {path}: no op named {', '.join(unknown)} (the ops are {', '.join(known)})")
+    values = {op: points_value(value) for op, value in points.items()}
+    bad = [f"{op}: {json.dumps(points[op])}" for op, value in values.items() if value is None]
+    if bad:
+        raise BadInput(f"--points {path}: points must be finite numbers >= 0 ({', '.join(bad)})")
+    if not math.isfinite(sum(values.values())):
+        raise BadInput(f"--points {path}: the points add up to {sum(values.values())}: give a finite total")
+    return values
+
+
+POINTS_LIMIT = 2 ** 20          # bytes of a --points file: one line per op is a few hundred
+
+
+def refuse_constant(name):
+    """json's hook for NaN, Infinity and -Infinity, which are not JSON: refused."""
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def points_value(value):
+    """value as a float if it is a finite number >= 0 (not true or false); None if not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 OUTPUT_EXTENSIONS = {"--json": (".json",), "--csv": (".csv",), "--gradescope": (".json",)}
@@ -179,7 +209,8 @@ def line(g):
     if g.problem:
         return f"{g.path}: not graded: {g.problem}"
     others = [f"\n  {op}: {r.status}" + (f": {r.diagnosis}" if r.diagnosis else "")
-              for op, r in g.ops.items() if r.status != "pass"]
+              + (f"\n    for review: {r.review}" if r.review else "")
+              for op, r in g.ops.items() if r.status != "pass" or r.diagnosis or r.review]
     return f"{g.path}: {g.score:g}/{g.max_score:g}" + "".join(others)
 
 
@@ -190,12 +221,17 @@ def as_json(g):
 
 
 def as_csv(graded, ops):
-    """The graded submissions as CSV text, one row each: path, score, max_score, then each op's status."""
+    """The graded submissions as CSV text, one row each: path, score, max_score, each op's status, then two
+    columns of text: review (each flagged op, why) and diagnosis (each op's, or why it was not graded). One
+    column each, not one per op: a row stays a screen wide, and a filter on review finds the ones to read."""
     text = io.StringIO()
     writer = csv.writer(text)
-    writer.writerow(["path", "score", "max_score"] + ops)
+    writer.writerow(["path", "score", "max_score"] + ops + ["review", "diagnosis"])
     for g in graded:
-        writer.writerow([g.path, f"{g.score:g}", f"{g.max_score:g}"] + [g.ops[op].status for op in ops])
+        review = "; ".join(f"{op}: {g.ops[op].review}" for op in ops if g.ops[op].review)
+        diagnosis = g.problem or "; ".join(f"{op}: {g.ops[op].diagnosis}" for op in ops if g.ops[op].diagnosis)
+        writer.writerow([g.path, f"{g.score:g}", f"{g.max_score:g}"] + [g.ops[op].status for op in ops]
+                        + [review, diagnosis])
     return text.getvalue()
 
 

@@ -83,7 +83,9 @@ def gradescope_results(graded, points):
     """results.json of one submission (submission.Graded), in Gradescope's format: one test per op."""
     tests = [{"name": op, "score": points[op] if r.status == "pass" else 0.0, "max_score": points[op],
               "visibility": "visible",
-              "output": r.status + (f": {r.diagnosis}" if r.diagnosis else "")} for op, r in graded.ops.items()]
+              "output": r.status + (f": {r.diagnosis}" if r.diagnosis else "")
+              + (f"\nflagged for an instructor's review: {r.review}" if r.review else "")}
+             for op, r in graded.ops.items()]
     result = {"score": graded.score, "tests": tests}
     if graded.problem:
         result["output"] = f"not graded: {graded.problem}"

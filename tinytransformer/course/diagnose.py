@@ -22,8 +22,12 @@ element right to rounding (ROUNDING); "close" is the case where it is not.
 "=" means within the grader's tolerance (PASS_ERROR, relative to the
 gradient's size). A gradient wrong everywhere in no such way gets None: the
 grader then gives only the relative error.
+
+explain_raised says NumPy's complaint about a matrix product whose shapes do
+not fit as the likely mistake: a missing transpose.
 """
 import math
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -112,6 +116,24 @@ def _wrong_values(name, yours, right):
     if not wrong.all():
         return Diagnosis("some elements", f"only some elements wrong: {places(name, wrong)}", wrong)
     return None
+
+
+MATMUL = re.compile(r"matmul: Input operand \d has a mismatch in its core dimension.*\(size (\d+) is different from "
+                    r"(\d+)\)")
+DOT = re.compile(r"shapes (\([\d, ]*\)) and (\([\d, ]*\)) not aligned")
+
+
+def explain_raised(problem, shapes):
+    """NumPy's complaint about a matrix product whose shapes do not fit, said as the likely mistake (a missing
+    transpose) with the shapes the gradients must have ({input: shape}); any other problem as it is."""
+    found = MATMUL.search(problem) or DOT.search(problem)
+    if not found:
+        return problem
+    sizes = (f"its inner sizes {found[1]} and {found[2]} differ" if found.re is MATMUL
+             else f"shapes {found[1]} and {found[2]} do not align")
+    must = ", ".join(f"d{name} must be {shape}" for name, shape in shapes.items())
+    return (f"raised ValueError in a matrix product: a shape does not fit ({sizes}): did you forget a "
+            f"transpose? ({must})")
 
 
 def factor_name(c):

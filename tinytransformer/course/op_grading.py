@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .cases import CHECKS
-from .diagnose import Diagnosis, diagnose, recognise
+from .cases import CHECKS, describe
+from .diagnose import Diagnosis, diagnose, explain_raised, recognise
 from ..gradcheck import agrees, masked_as_constant, numerical_gradient, relative_error, resolution
 
 DRAWS = 2              # random draws of every case: its inputs and its upstream gradient
@@ -131,7 +131,8 @@ def convention_trial(kind, case, inputs, rng):
     """A Trial of a case that checks a convention ('dtype' or 'masked'): dout drawn from rng, no gradients."""
     out, cache = case.run_forward(*inputs.values())
     dout = rng.standard_normal(out.shape).astype(out.dtype)
-    return Trial(kind, 0, ", ".join([case.label.split(",")[0], kind]), inputs, dout, cache, {})
+    label = describe(inputs, case.options) + (", float32" if kind == "dtype" else ", -inf inputs")
+    return Trial(kind, 0, label, inputs, dout, cache, {})
 
 
 def first_run(op, backward=None, seed=0):
@@ -169,7 +170,9 @@ def judge(op, trials, call):
             else:
                 check_convention(op, trial, grads)
         except BackwardFailed as failed:                           # keep what the trials before it showed
-            return OpGrade(op, failed.status, fold(runs).inputs, failed.problem, failed.where, trial.label)
+            shapes = {name: x.shape for name, x in trial.inputs.items() if is_float_array(x)}
+            return OpGrade(op, failed.status, fold(runs).inputs, explain_raised(failed.problem, shapes),
+                           failed.where, trial.label)
     return fold(runs, op)
 
 

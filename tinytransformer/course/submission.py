@@ -1,37 +1,42 @@
 """Grading a class: each submission's backward passes judged by the instructor's library.
 
-    with Batch(ops) as batch:
-        graded = grade_submission("alice.zip", batch, points)     # -> Graded(path, score, max_score, ops, problem)
+    with GradingRun(ops) as run:
+        graded = grade_submission("alice.zip", run, points)       # -> Graded(path, score, max_score, ops, problem)
 
-A submission is a student edition (a folder, or a .zip of one, the edition at
-its top or one folder down; or a folder holding only such a .zip). From it only the functions the student was asked
-to write are taken, as source text read with `ast`: each op's backward in
-tinytransformer/ops/, and Tape.backward in tinytransformer/tensor.py for the
-tape. Nothing else of the student's tree is used or run: not the forward
-passes, not the grader, not helpers outside those functions. The functions
-run in a process of their own (isolation.py); their answers are judged here
-with the instructor's trials and pass rule (op_grading.judge), so a
-submission earns what its honest ops earn and nothing more.
+A submission is a student edition: a folder or a zip, in the forms reading.py
+accepts, read with bounds. From it only the functions the student was asked
+to write are taken, as source text: each op's backward in tinytransformer/ops/,
+and Tape.backward in tinytransformer/tensor.py for the tape, the last
+definition of each (what Python runs), found by a parsing process of its own
+(parsing.py). Nothing else of the student's tree is used or run: not the
+forward passes, not the grader, not helpers outside those functions. The
+functions run in a process of their own (isolation.py); their answers are
+judged here with the instructor's trials and pass rule (op_grading.judge), so
+a submission earns what its honest ops earn and nothing more. What the
+parsing flags for review is shown beside the grade; it changes no grade.
 """
 import ast
-import zipfile
-from pathlib import Path
+import functools
+import io
+import tokenize
 from typing import NamedTuple
 
 from .edition import TAPE_FILE, TAPE_FUNCTION, op_files
-from .isolation import MEMORY, Stopped
+from .isolation import MEMORY, PACKAGE, Stopped
 from .op_grading import FAIL, NOT_WRITTEN, PASS, BackwardFailed, judge, same
+from .parsing import ParseFailed, called, parse
+from .reading import BadSubmission, read_submission
 from .tape_grading import TAPE, judge_tape
 
-LARGEST = 2 ** 21                # bytes: no source file of an edition comes near
 STATUS = {PASS: "pass", FAIL: "fail", NOT_WRITTEN: "not written"}     # the grader's words -> the class's
 
 
 class OpResult(NamedTuple):
-    """One op's result for a submission: its status, the worst input's relative error, the diagnosis."""
+    """One op's result for a submission: its status, the worst input's relative error, the diagnosis, the review."""
     status: str                 # "pass", "fail", "not written", "error" or "timeout"
     relative_error: float       # the worst input's (None when nothing was compared)
     diagnosis: str              # what went wrong, in a line or two ("" for a pass)
+    review: str = ""            # why an instructor should read the function, in a line ("" if nothing calls for it)
 
 
 class Graded(NamedTuple):
@@ -43,104 +48,102 @@ class Graded(NamedTuple):
     problem: str = ""           # the submission could not be read: why, in one line
 
 
-class BadSubmission(Exception):
-    """A submission that cannot be graded at all: a missing path, no edition in it, a corrupt zip."""
-
-
 def grade_submission(path, batch, points, timeout=10.0, memory=MEMORY):
     """The Graded of one submission: every op of points ({op: points}) judged on batch's trials."""
     maximum = float(sum(points.values()))
     try:
-        files = read_files(path)
+        found = functions_of(path, list(points))
     except BadSubmission as error:
         return Graded(str(path), 0.0, maximum, {op: OpResult("error", None, str(error)) for op in points}, str(error))
-    functions, results = {}, {}
-    for op in points:
-        found = extract(files, op)
-        if isinstance(found, OpResult):
-            results[op] = found
-        else:
-            functions[op] = found
+    functions = {op: f["function"] for op, f in found.items() if "function" in f}
+    results = {op: OpResult(f["status"], None, f["problem"]) for op, f in found.items() if "function" not in f}
     answers = batch.run(functions, timeout=timeout, memory=memory)
     for op in functions:
-        results[op] = judged(op, batch.trials[op], answers[op])
+        results[op] = judged(op, batch.trials[op], answers[op])._replace(review=found[op]["review"])
+    results = {op: explained(op, results, found[op]) for op in points}
     score = float(sum(points[op] for op, result in results.items() if result.status == "pass"))
-    return Graded(str(path), score, maximum, {op: results[op] for op in points})
+    return Graded(str(path), score, maximum, results)
 
 
-def read_files(path):
-    """{path in the edition: text} of the files functions are taken from (ops/*.py, tensor.py)."""
-    path = Path(path)
-    wanted = {Path(p).as_posix() for p in set(op_files().values()) | {TAPE_FILE}}
-    if not path.exists():
-        raise BadSubmission(f"no such file or folder: {path}")
-    if path.is_dir():
-        roots = [path] + sorted(p for p in path.iterdir() if p.is_dir())
-        root = next((r for r in roots if (r / "tinytransformer" / "ops").is_dir()), None)
-        zips = list(path.glob("*.zip"))
-        if root is None and len(zips) == 1:                 # an upload of one .zip, as Gradescope stores it
-            return read_files(zips[0])
-        if root is None:
-            raise BadSubmission(f"{path} is not a student edition: no tinytransformer/ops/ in it or one folder down")
-        inside = [name for name in wanted if (root / name).is_file()]
-        outside = [name for name in inside if not (root / name).resolve().is_relative_to(root.resolve())]
-        if outside:                       # a link to another tree, the instructor's own files say
-            raise BadSubmission(f"{path}: {outside[0]} links to a file outside the submission")
-        return {name: (root / name).read_text(errors="replace") for name in inside}
+def explained(op, results, found):
+    """op's OpResult with what the parse saw added: a backward it calls that fails first, a def given twice."""
+    result = results[op]
+    called_ops = [name.removesuffix("_backward") for name in found.get("calls", ())]
+    failing = [name for name in called_ops if name in results and results[name].status != "pass"]
+    first = ""
+    if failing and result.status != "pass":
+        first = (f"fix {' and '.join(failing)} first: {op}'s backward calls "
+                 f"{' and '.join(f'{name}_backward' for name in failing)}, which "
+                 f"{'do' if len(failing) > 1 else 'does'} not pass")
+    note = found.get("note", "")
+    texts = [first, result.diagnosis, note if note not in result.diagnosis else ""]
+    return result._replace(diagnosis=printable("; ".join(text for text in texts if text)))
+
+
+def printable(text):
+    """text in one line: a student's exception message cannot start a line of its own in the class's printout."""
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
+def wanted(ops):
+    """{op: {file, qualname, forwards}}: where each op's function is, and the forward passes its reference calls."""
+    files = library_files()
+    return {op: {"file": (TAPE_FILE if op == TAPE else files[op]).as_posix(),
+                 "qualname": TAPE_FUNCTION if op == TAPE else f"{op}_backward",
+                 "forwards": reference_forwards().get(op, [])} for op in ops}
+
+
+@functools.cache
+def library_files():
+    """{op: its file} of the instructor's library (edition.op_files), read once per run."""
+    return op_files()
+
+
+@functools.cache
+def reference_forwards():
+    """{op: the forward passes the instructor's backward of op calls} (split_heads' calls merge_heads_forward)."""
+    found = {}
+    for op, file in library_files().items():
+        tree = ast.parse((PACKAGE.parent / file).read_text())
+        node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == f"{op}_backward")
+        found[op] = sorted({name for name in called(node) if name.endswith("_forward")})
+    return found
+
+
+@functools.cache
+def gradcheck_names():
+    """The functions of the gradient check (tinytransformer/gradcheck.py): a backward calling one is flagged."""
+    tree = ast.parse((PACKAGE / "gradcheck.py").read_text())
+    return tuple(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
+
+
+def functions_of(path, ops):
+    """{op: {"function", "note", "review", "calls"} or {"status", "problem"}} of a submission: BadSubmission when it
+    cannot be read at all."""
+    places = wanted(ops)
+    files, problems = {}, {}
+    for name, data in read_submission(path, {w["file"] for w in places.values()}).items():
+        try:
+            files[name] = decoded(data)
+        except (SyntaxError, UnicodeDecodeError) as error:
+            at = f" (byte {error.start})" if isinstance(error, UnicodeDecodeError) else ""
+            problems[name] = f"{name} is not text Python can read{at}: {str(error)[:100]}"
     try:
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-            prefixes = sorted({n[:n.index("tinytransformer/ops/")] for n in names if "tinytransformer/ops/" in n},
-                              key=len)
-            if not prefixes or prefixes[0].count("/") > 1:
-                raise BadSubmission(f"{path} holds no student edition: no tinytransformer/ops/ at its top "
-                                    "or one folder down")
-            found = [archive.getinfo(prefixes[0] + name) for name in wanted if prefixes[0] + name in names]
-            if any(info.file_size > LARGEST for info in found):
-                raise BadSubmission(f"{path} holds a source file over {LARGEST // 2 ** 20} MiB")
-            return {info.filename.removeprefix(prefixes[0]): archive.read(info).decode(errors="replace")
-                    for info in found}
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise BadSubmission(f"{path} is neither an edition folder nor a readable .zip ({error})") from None
+        found = parse(files, places, gradcheck_names())
+        if not all(isinstance(found.get(op), dict) for op in ops):
+            raise ParseFailed("the parser's answer could not be read")
+    except ParseFailed as error:
+        raise BadSubmission(f"{path}: its source could not be read: {error}") from None
+    for op, place in places.items():
+        if place["file"] in problems:
+            found[op] = {"status": "error", "problem": problems[place["file"]]}
+    return found
 
 
-def extract(files, op):
-    """The student's function for op ({qualname, module, file, line, source}), or an OpResult if there is none."""
-    file = (TAPE_FILE if op == TAPE else op_files()[op]).as_posix()
-    qualname = TAPE_FUNCTION if op == TAPE else f"{op}_backward"
-    if file not in files:
-        return OpResult("not written", None, f"{file} is not in the submission")
-    try:
-        tree = ast.parse(files[file])
-    except SyntaxError as error:
-        return OpResult("error", None, f"{file} does not parse: line {error.lineno}: {error.msg}")
-    node = find(tree, qualname)
-    if node is None:
-        return OpResult("not written", None, f"no {qualname} in {file}")
-    if is_stub(node):
-        return OpResult("not written", None, f"{qualname} still raises NotImplementedError")
-    lines = files[file].splitlines()[node.lineno - 1:node.end_lineno]        # the def without its decorators
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    return dict(qualname=qualname, file=file, line=node.lineno, source="\n".join(line[indent:] for line in lines),
-                module=file.removesuffix(".py").replace("/", ".") if op != TAPE else "tinytransformer.tensor")
-
-
-def find(tree, qualname):
-    """The def of qualname (a function, or Class.method) at the top level of the parsed tree; None if none."""
-    owner, _, name = qualname.rpartition(".")
-    for node in tree.body:
-        if owner and isinstance(node, ast.ClassDef) and node.name == owner:
-            return next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == name), None)
-        if not owner and isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    return None
-
-
-def is_stub(node):
-    """A body that is only a docstring, the cache's unpacking and `raise NotImplementedError(...)`."""
-    last = node.body[-1]
-    return (isinstance(last, ast.Raise) and last.exc is not None and "NotImplementedError" in ast.unparse(last.exc)
-            and all(isinstance(s, (ast.Expr, ast.Assign)) for s in node.body[:-1]))
+def decoded(data):
+    """Source bytes as text, in the encoding Python would read them in (UTF-8 unless a coding line says)."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)
 
 
 def judged(op, trials, answers):

@@ -1,0 +1,235 @@
+"""Reading a submission without trusting it: where its edition is, and its source files, read with bounds.
+
+    read_submission("alice.zip", wanted)   # -> {"tinytransformer/ops/softmax.py": b"...", ...} or BadSubmission
+
+A submission is a folder or a zip (.zip or .ZIP). Its edition is the folder
+holding tinytransformer/ops/, at the top, one folder down or two; or the files
+flat, as Gradescope stores a flat upload (softmax.py or ops/softmax.py at the
+top, tensor.py beside them); or a folder holding one zip of any of these.
+Two editions in one submission are refused, naming both.
+
+Nothing is opened that is not a regular file (a FIFO, a device), no source
+file is read past SOURCE_LIMIT bytes whatever its size or its zip header
+says, and a zip is refused before its directory is read when the file is
+over ZIP_LIMIT bytes or its end record counts over MEMBERS entries. Every
+way of failing is BadSubmission, one line.
+"""
+import os
+import stat
+import struct
+import zipfile
+import zlib
+from pathlib import Path, PurePosixPath
+
+SOURCE_LIMIT = 2 ** 18      # bytes of one source file: 27x the largest an edition has (tensor.py, ops/basic.py: 9.6 kB)
+ZIP_LIMIT = 2 ** 26         # bytes of a submitted zip: an edition zipped is about 4 MB
+MEMBERS = 20_000            # entries of a submitted zip: an edition has about 220 files
+DIRECTORY_LIMIT = 2 ** 24   # bytes of a zip's directory (the names of its entries): an edition's is about 25 kB
+DEPTH = 2                   # folders above an edition's root at most: edition/tinytransformer/ops/ in a zip is 1
+CHUNK = 2 ** 16
+EDITION = "tinytransformer/ops/"
+WHAT_TO_UPLOAD = ("upload your edition's folder zipped (holding tinytransformer/ops/), "
+                  "or its files ops/*.py and tensor.py")
+
+
+class BadSubmission(Exception):
+    """A submission that cannot be graded at all: a missing path, no edition in it, a corrupt zip."""
+
+
+def read_submission(path, wanted):
+    """{edition path: bytes} of the `wanted` edition paths the submission holds (a folder or a zip)."""
+    path = Path(path)
+    kind = file_kind(path)
+    if kind == "folder":
+        return read_folder(path, wanted)
+    if kind != "file":
+        raise BadSubmission(f"{path} is {kind}, not an edition folder or a .zip; {WHAT_TO_UPLOAD}")
+    return read_zip(path, wanted)
+
+
+def file_kind(path):
+    """'folder', 'file' (regular), or what else path is, in words ('a FIFO', 'a device', 'missing')."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise BadSubmission(f"no such file or folder: {path}") from None
+    except OSError as error:
+        raise BadSubmission(f"{path} cannot be read: {error.strerror}") from None
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if stat.S_ISREG(mode):
+        return "file"
+    return {stat.S_ISFIFO(mode): "a FIFO", stat.S_ISCHR(mode) or stat.S_ISBLK(mode): "a device",
+            stat.S_ISSOCK(mode): "a socket"}.get(True, "not a regular file")
+
+
+def roots(names, wanted):
+    """The edition roots ('' or 'a/b/') among the relative paths `names`, up to DEPTH folders down; or the
+    flat form: {'': 'flat'} when no root but some wanted file's name (or ops/NAME) is at the top."""
+    names = [name for name in names if not hidden(name)]
+    found = sorted({name[:name.index(EDITION)] for name in names if EDITION in name
+                    and name[:name.index(EDITION)].count("/") <= DEPTH
+                    and (name.index(EDITION) == 0 or name[name.index(EDITION) - 1] == "/")})
+    if len(found) > 1:
+        shown = " and ".join(f"{root or './'}tinytransformer/" for root in found[:2])
+        raise BadSubmission(f"two editions in one submission: {shown}; upload one")
+    if found:
+        return {found[0]: "edition"}
+    flat = {name for w in wanted for name in flat_paths(w)}
+    return {"": "flat"} if flat & set(names) else {}
+
+
+def hidden(name):
+    """True for a path under a hidden folder (.git, .venv) or macOS's __MACOSX copies, which hold no edition."""
+    return any(part.startswith(".") or part == "__MACOSX" for part in name.split("/")[:-1])
+
+
+def flat_paths(edition_path):
+    """The names a flat upload may give an edition file: softmax.py or ops/softmax.py for
+    tinytransformer/ops/softmax.py; tensor.py for tinytransformer/tensor.py."""
+    name = PurePosixPath(edition_path).name
+    return (name, f"ops/{name}") if edition_path.startswith(EDITION) else (name,)
+
+
+def located(names, root, form, wanted):
+    """{edition path: the name in `names` that holds it} for the wanted paths found under root."""
+    found = {}
+    for w in wanted:
+        candidates = [root + w] if form == "edition" else flat_paths(w)
+        hit = next((c for c in candidates if c in names), None)
+        if hit is not None:
+            found[w] = hit
+    return found
+
+
+def read_folder(folder, wanted):
+    """The wanted files of a folder submission (or of the one zip it holds), read with bounds."""
+    names, zips = folder_names(folder)
+    found = roots(names, wanted)
+    if not found:
+        if len(zips) == 1:                              # an upload of one zip, as Gradescope stores it
+            return read_zip(folder / zips[0], wanted)
+        if len(zips) > 1:
+            raise BadSubmission(f"{folder} holds {len(zips)} zips ({', '.join(sorted(zips)[:3])}) and no edition: "
+                                "upload one")
+        raise BadSubmission(f"{folder} is not a student edition: no tinytransformer/ops/ in it, one or two folders "
+                            f"down, and no ops files at its top; {WHAT_TO_UPLOAD}")
+    (root, form), = found.items()
+    top = os.path.realpath(folder / root) if root else os.path.realpath(folder)
+    files = {}
+    for w, name in located(names, root, form, wanted).items():
+        real = os.path.realpath(folder / name)
+        if not real.startswith(top.rstrip(os.sep) + os.sep):   # a link to another tree, the instructor's own files
+            raise BadSubmission(f"{folder}: {name} links to a file outside the submission")
+        files[w] = read_bounded(folder / name, f"{folder}: {name}")
+    return files
+
+
+def folder_names(folder):
+    """(relative paths of the files and folders under folder, DEPTH + 3 levels down at most; the zips at its top)."""
+    names, zips, count = set(), [], 0
+    for here, dirs, files in os.walk(folder):
+        depth = len(Path(here).relative_to(folder).parts)
+        dirs[:] = [] if depth >= DEPTH + 3 else [name for name in dirs if not hidden(name + "/x")]
+        for name in dirs + files:
+            count += 1
+            if count > MEMBERS:
+                raise BadSubmission(f"{folder} holds over {MEMBERS} files; {WHAT_TO_UPLOAD}")
+            names.add(Path(here, name).relative_to(folder).as_posix() + ("/" if name in dirs else ""))
+        if depth == 0:
+            zips = [name for name in files if name.lower().endswith(".zip")]
+    return names, zips
+
+
+def open_regular(path, shown):
+    """path opened for reading, a binary file; BadSubmission unless it is a regular file (a FIFO or a device
+    is refused by stat before it is opened, and opened without blocking in case it changed in between)."""
+    if file_kind(path) != "file":
+        raise BadSubmission(f"{shown} is {file_kind(path)}, not a regular file; {WHAT_TO_UPLOAD}")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as error:
+        raise BadSubmission(f"{shown} cannot be read: {error.strerror}") from None
+    f = os.fdopen(descriptor, "rb")
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        f.close()
+        raise BadSubmission(f"{shown} is not a regular file; {WHAT_TO_UPLOAD}")
+    return f
+
+
+def read_bounded(path, shown):
+    """The bytes of a regular file, refused past SOURCE_LIMIT bytes (its size, then what is read)."""
+    with open_regular(path, shown) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > SOURCE_LIMIT:
+            raise BadSubmission(f"{shown} is {size} bytes: a source file of an edition is under "
+                                f"{SOURCE_LIMIT // 1024} KiB")
+        data = f.read(SOURCE_LIMIT + 1)
+    if len(data) > SOURCE_LIMIT:                        # it grew while read
+        raise BadSubmission(f"{shown} is over {SOURCE_LIMIT // 1024} KiB: a source file of an edition is under that")
+    return data
+
+
+def read_zip(path, wanted):
+    """The wanted files of a zip submission: its size and entry count checked first, each member read with bounds."""
+    try:
+        with open_regular(path, str(path)) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > ZIP_LIMIT:
+                raise BadSubmission(f"{path} is {size / 2 ** 20:.0f} MiB: an edition zipped is a few MiB "
+                                    f"(the limit is {ZIP_LIMIT // 2 ** 20} MiB); {WHAT_TO_UPLOAD}")
+            entries, directory = zip_entries(f, size)
+            if entries > MEMBERS or directory > DIRECTORY_LIMIT:
+                raise BadSubmission(f"{path} holds {entries} entries in a {directory}-byte directory (at most "
+                                    f"{MEMBERS} entries, {DIRECTORY_LIMIT // 2 ** 20} MiB); {WHAT_TO_UPLOAD}")
+            with zipfile.ZipFile(f) as archive:
+                names = set(archive.namelist())
+                found = roots(names, wanted)
+                if not found:
+                    raise BadSubmission(f"{path} holds no student edition: no tinytransformer/ops/ at its top, one "
+                                        f"or two folders down, and no ops files at its top; {WHAT_TO_UPLOAD}")
+                (root, form), = found.items()
+                return {w: read_member(archive, name, f"{path}: {name}")
+                        for w, name in located(names, root, form, wanted).items()}
+    except BadSubmission:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, RuntimeError,
+            NotImplementedError, zlib.error, struct.error) as error:     # ValueError: a name not UTF-8
+        raise BadSubmission(f"{path} is neither an edition folder nor a readable zip "
+                            f"({type(error).__name__}: {str(error)[:120]})") from None
+
+
+def zip_entries(f, size):
+    """(entries, bytes of its central directory) as a zip's end record says (its zip64 record's when it has one)."""
+    tail = min(size, 22 + 2 ** 16)
+    f.seek(size - tail)
+    data = f.read(tail)
+    at = data.rfind(b"PK\x05\x06")
+    if at < 0 or len(data) - at < 22:
+        raise zipfile.BadZipFile("no end of central directory record: not a zip, or a cut one")
+    entries, directory = struct.unpack("<HI", data[at + 10:at + 16])
+    locator = data.rfind(b"PK\x06\x07", 0, at)
+    if locator >= 0 and at - locator == 20:             # zip64: the real count is in its own record
+        offset = struct.unpack("<Q", data[locator + 8:locator + 16])[0]
+        f.seek(offset)
+        record = f.read(56)
+        if record[:4] != b"PK\x06\x06" or len(record) < 56:
+            raise zipfile.BadZipFile("a broken zip64 end record")
+        entries, directory = struct.unpack("<QQ", record[32:48])
+    f.seek(0)
+    return entries, directory
+
+
+def read_member(archive, name, shown):
+    """A zip member's bytes, decompressed in chunks and refused past SOURCE_LIMIT, whatever its header claims."""
+    if archive.getinfo(name).is_dir():
+        raise BadSubmission(f"{shown} is a folder, not a source file")
+    chunks, total = [], 0
+    with archive.open(name) as member:
+        while chunk := member.read(CHUNK):
+            total += len(chunk)
+            if total > SOURCE_LIMIT:
+                raise BadSubmission(f"{shown} is over {SOURCE_LIMIT // 1024} KiB uncompressed: a source file of an "
+                                    "edition is under that")
+            chunks.append(chunk)
+    return b"".join(chunks)
