@@ -285,7 +285,8 @@ def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tm
     paths = [str(good), str(tmp_path / "missing"), str(tmp_path / "not_an_edition"), str(tmp_path / "corrupt.zip")]
     assert main(["grade", *paths, "--points", str(points), "--json", str(tmp_path / "g.json"),
                  "--csv", str(tmp_path / "g.csv")]) == 0
-    out = capsys.readouterr().out.splitlines()
+    note, *out = capsys.readouterr().out.splitlines()
+    assert note == f"grading the ops of {points}: softmax, add"
     assert out[0] == f"{good}: 4/4"
     assert out[1] == f"{tmp_path / 'missing'}: not graded: no such file or folder: {tmp_path / 'missing'}"
     assert out[2].startswith(f"{tmp_path / 'not_an_edition'}: not graded: ") and "no tinytransformer/ops/" in out[2]
@@ -334,3 +335,41 @@ def test_grade_replaces_its_own_outputs_and_others_with_force(tmp_path, capsys):
     roster.write_text("name\nalice\n")
     assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(roster), "--force"]) == 0
     assert roster.read_text().startswith("path,score,max_score")
+
+
+# The week's points: assignment writes DIR.points.json beside DIR; grade, run in that folder, grades its ops
+
+def test_the_weekly_flow_grades_the_weeks_ops_and_says_so(tmp_path, capsys, monkeypatch):
+    """assignment week3 --ops ... then grade in the same folder without --points: a blank week-3 edition gets 0/3
+    (graded on every op it would get the library's 22 of 25 others)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["assignment", "week3", "--ops", "softmax,log_softmax,cross_entropy"]) == 0
+    assert json.loads((tmp_path / "week3.points.json").read_text()) == {"softmax": 1, "log_softmax": 1,
+                                                                         "cross_entropy": 1}
+    assert not list((tmp_path / "week3").rglob("*.points.json"))          # instructor-side: never in the edition
+    capsys.readouterr()
+    assert main(["grade", "week3", "--json", "grades.json", "--csv", "grades.csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("grading the ops of week3.points.json (this folder's points file; --points to choose "
+                      "another): softmax, log_softmax, cross_entropy")
+    assert out[1] == "week3: 0/3"
+    assert json.loads((tmp_path / "grades.json").read_text())["submissions"][0]["max_score"] == 3
+
+
+def test_several_points_files_are_refused_and_none_grades_every_op(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "good", library_files())
+    for name in ("week3", "week4"):
+        (tmp_path / f"{name}.points.json").write_text('{"softmax": 1}')
+    assert main(["grade", "good"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("python -m tinytransformer grade: this folder holds several points files (week3.points.json, "
+                   "week4.points.json): name the week's with --points FILE\n")
+    assert main(["grade", "good", "--points", "week4.points.json"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "good: 1/1"
+    for name in ("week3", "week4"):
+        (tmp_path / f"{name}.points.json").unlink()
+    assert main(["grade", "good"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("grading every op, 1 point each (no --points, and no *.points.json in this folder): "
+                             "add, sub, ") and out[1] == "good: 25/25"

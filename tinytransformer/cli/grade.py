@@ -3,9 +3,10 @@ import csv
 import io
 import json
 import os
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 
-from .common import BadInput
+from .common import BadInput, seed
 from ..course.autograder import gradescope_results
 from ..course.grader import op_names
 from ..course.isolation import Batch
@@ -31,14 +32,29 @@ def add_parser(commands):
     grade.add_argument("--timeout", type=float, default=10.0, metavar="S",
                        help="seconds an op may take before it is a timeout (default 10)")
     grade.add_argument("--points", metavar="FILE",
-                       help='a JSON file {"op": points, ...}: the ops graded and their weights '
-                            "(default: every op, 1 point each)")
+                       help='a JSON file {"op": points, ...}: the ops graded and their weights (default: the '
+                            "one NAME.points.json in this folder that assignment wrote, else every op, 1 point each)")
     grade.add_argument("--tape", action="store_true", help="grade Tape.backward too (a --tape edition)")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                        help="submissions graded at once (default: the number of CPUs)")
+    grade.add_argument("--seed", type=seed, default=0, metavar="N", help="the seed the grading cases are drawn from")
     grade.add_argument("--force", action="store_true",
                        help="replace an existing --json, --csv or --gradescope file that grade did not write")
     grade.set_defaults(run=run)
+
+
+def default_points(args):
+    """--points, or the one *.points.json in this folder (assignment writes DIR.points.json beside DIR); a line
+    saying which ops are graded and why. Several such files and no --points: refused, naming them."""
+    if args.points is not None:
+        return args.points, f"grading the ops of {args.points}"
+    found = sorted(str(path) for path in Path().glob("*.points.json") if path.is_file())
+    if len(found) > 1:
+        raise BadInput(f"this folder holds several points files ({', '.join(found)}): "
+                       "name the week's with --points FILE")
+    if found:
+        return found[0], f"grading the ops of {found[0]} (this folder's points file; --points to choose another)"
+    return None, "grading every op, 1 point each (no --points, and no *.points.json in this folder)"
 
 
 def read_points(path, tape):
@@ -99,13 +115,15 @@ def is_class_csv(path):
 
 def run(args):
     """Grade every submission, print a line for each, write the --json, --csv and --gradescope files; return 0."""
+    args.points, note = default_points(args)
     points = read_points(args.points, args.tape)
     if args.gradescope and len(args.submissions) != 1:
         raise BadInput(f"--gradescope writes one submission's results; got {len(args.submissions)} submissions")
     check_outputs(args)
     if args.timeout <= 0 or args.jobs < 1:
         raise BadInput(f"--timeout must be > 0 and --jobs >= 1, got {args.timeout:g} and {args.jobs}")
-    with Batch(points) as batch, ThreadPoolExecutor(args.jobs) as pool:
+    print(f"{note}: {', '.join(points)}")
+    with Batch(points, seed=args.seed) as batch, ThreadPoolExecutor(args.jobs) as pool:
         graded = list(pool.map(lambda path: grade_submission(path, batch, points, args.timeout), args.submissions))
     for g in graded:
         print(line(g))
