@@ -1,5 +1,6 @@
 """`python -m tinytransformer assignment`: nothing of the user's lost, one line for every path it cannot use, one
 edition whole or none at all (two at once, a full disk, a folder where the zip goes)."""
+import json
 import os
 import shutil
 import subprocess
@@ -113,6 +114,27 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
     line = refused(assignment(tmp_path, str(disk / "wk"), wrap=wrap))
     assert "no space left" in line.lower() and "nothing was written" in line
     assert (tmp_path / "left").read_text() == ""             # the tmpfs was empty when the command ended
+
+
+def test_a_disk_that_fills_up_at_the_autograder_zip_leaves_nothing(tmp_path):
+    """Room for the edition, not for its zip: the edition and the points file this run wrote go again."""
+    assert assignment(tmp_path, "reference", "--ops", "exp").returncode == 0
+    pages = sum(-(-p.stat().st_size // 4096) * 4096 if p.is_file() else 4096         # a tmpfs counts pages
+                for p in (tmp_path / "reference").rglob("*"))
+    disk, wrap = small_disk(tmp_path, pages + 64 * 1024)
+    line = refused(assignment(tmp_path, str(disk / "wk"), "--ops", "exp", "--autograder", wrap=wrap))
+    assert "could not write the points file or the autograder" in line      # the edition was written first
+    assert "no space left" in line.lower() and "nothing was written" in line
+    assert (tmp_path / "left").read_text() == ""
+
+
+def test_hide_keeps_later_weeks_out_of_the_points_and_says_so(tmp_path):
+    done = assignment(tmp_path, "wk", "--ops", "softmax", "--hide", "layer_norm,softmax")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert "wk: 1 function to write" in out and "  and blank as later weeks' work: layer_norm_backward" in out
+    assert json.loads((tmp_path / "wk.points.json").read_text()) == {"softmax": 1}
+    assert "--hide names later weeks' ops" in refused(assignment(tmp_path, "all", "--hide", "layer_norm"))
 
 
 def test_two_at_once_one_wins_and_the_other_fails_in_one_line(tmp_path):

@@ -162,8 +162,9 @@ def descendants(pid):
 def stop_everything_under(root, run):
     """Kill what is left of a run of run_autograder: its descendants, and the grader's children that left its
     session (they run root's Python, so they are this test's own)."""
-    mine = descendants(run.pid) + [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
-                                   and command_line(int(p.name))[:1] == [str(root / "venv" / "bin" / "python").encode()]]
+    python = [str(root / "venv" / "bin" / "python").encode()]
+    mine = descendants(run.pid) + [int(p.name) for p in Path("/proc").iterdir()
+                                   if p.name.isdigit() and command_line(int(p.name))[:1] == python]
     for pid in reversed(mine):
         try:
             os.kill(pid, signal.SIGKILL)

@@ -56,9 +56,11 @@ def run(args):
     check_names(args.dir, outputs)
     check_paths(outputs, args.force)
     files = read_list(args.files) if args.files else None
-    hide = names(args.hide)
-    stubs = build_edition(target, ops=None if args.ops is None else names(args.ops), tape=args.tape, hide=hide,
-                          files=files)
+    ops = None if args.ops is None else names(args.ops)
+    if args.hide and ops is None:
+        raise BadInput("--hide names later weeks' ops, to blank beside this week's --ops: give --ops too")
+    hide = [name for name in names(args.hide) if ops is not None and name not in ops]    # the week's own stay its
+    stubs = build_edition(target, ops=ops, tape=args.tape, hide=hide, files=files)
     week = [(function, place) for function, place in stubs if function.removesuffix("_backward") not in hide]
     points = dict.fromkeys([f.removesuffix("_backward") for f, _ in week if f.endswith("_backward")]
                            + [TAPE] * args.tape, 1)
@@ -70,7 +72,7 @@ def run(args):
                              files=tracked_files(PROJECT) if files is None else files)
     except (OSError, AutograderError, BadInput) as error:
         shutil.rmtree(target, ignore_errors=True)           # the edition this run wrote a moment ago
-        if outputs["the points file"].exists() and read_points(outputs["the points file"]) == points:
+        if outputs["the points file"].exists() and points_in(outputs["the points file"]) == points:
             outputs["the points file"].unlink()
         why = f"{error.strerror}: {error.filename}" if isinstance(error, OSError) and error.strerror else error
         raise BadInput(f"could not write the points file or the autograder ({why}); nothing was written") from None
@@ -123,7 +125,7 @@ def write_points(path, points):
     atomic_write(path, lambda f: f.write((json.dumps(points, indent=1) + "\n").encode()))
 
 
-def read_points(path):
+def points_in(path):
     """The JSON in path, or None if it cannot be read."""
     try:
         return json.loads(Path(path).read_text())
