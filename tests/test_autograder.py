@@ -126,6 +126,7 @@ def test_run_autograder_grades_the_week_with_the_instructors_library(autograder)
     done = subprocess.run([str(root / "source" / "run_autograder")], env=env, cwd=REPO, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    print(done.stdout)                                         # the grader's first lines: its points, seed, sandbox
     found = results(root)
     assert found["score"] == 1
     assert {t["name"]: (t["score"], t["max_score"]) for t in found["tests"]} == {"add": (1, 1), "softmax": (0, 1)}
@@ -201,7 +202,7 @@ def test_a_grader_killed_mid_run_leaves_a_zero_score_and_the_reason(autograder):
         stop_everything_under(root, run)
     found = results(root)
     assert found["score"] == 0 and found["tests"] == []
-    assert found["output"].startswith("Not graded: the grader was killed (signal 9). ")
+    assert found["output"].startswith("Not graded: the grader was killed (signal 9)")
 
 
 @pytest.mark.parametrize("how", ["outer timeout", "GRADE_SECONDS"])
@@ -221,8 +222,8 @@ def test_a_hang_leaves_a_zero_score_and_the_reason(autograder, how):
         stop_everything_under(root, run)
     assert time.monotonic() - started < 9                      # the looping op alone would take 10 s
     found = results(root)
-    assert found["score"] == 0 and found["tests"] == []
+    assert found["score"] == 0 and found["tests"] == [] and "This is not a judgement of your work" in found["output"]
     if how == "outer timeout":
-        assert status == 124 and found["output"].startswith("Not graded: the autograder was stopped (SIGTERM) ")
+        assert status == 124 and found["output"].startswith("Not graded: the autograder was stopped (SIGTERM) before")
     else:
-        assert status == 0 and found["output"].startswith("Not graded: the grader ran out of time (3 s). ")
+        assert status == 0 and found["output"].startswith("Not graded: the grader ran out of time (3 s)")

@@ -59,7 +59,7 @@ def run(args):
     ops = None if args.ops is None else names(args.ops)
     if args.hide and ops is None:
         raise BadInput("--hide names later weeks' ops, to blank beside this week's --ops: give --ops too")
-    hide = [name for name in names(args.hide) if ops is not None and name not in ops]    # the week's own stay its
+    hide = [name for name in names(args.hide) if name not in ops]       # an op named in both is this week's
     stubs = build_edition(target, ops=ops, tape=args.tape, hide=hide, files=files)
     week = [(function, place) for function, place in stubs if function.removesuffix("_backward") not in hide]
     points = dict.fromkeys([f.removesuffix("_backward") for f, _ in week if f.endswith("_backward")]
@@ -81,7 +81,7 @@ def run(args):
         print(f"  {function:<24} {place}")
     if len(week) < len(stubs):
         print(f"  and blank as later weeks' work: {', '.join(f for f, _ in stubs if (f, _) not in week)}")
-    print(f"wrote {outputs['the points file'].name} beside it: grade, run in this folder, grades these ops "
+    print(f"wrote {outputs['the points file']}: grade, run in {target.parent}, grades these ops "
           f"({', '.join(points)}; 1 point each)")
     print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer gradcheck grades the student's work")
     if args.autograder:

@@ -31,13 +31,14 @@ def add_parser(commands):
                        help="write Gradescope's results.json for the one SUBMISSION (the autograder's run_autograder)")
     grade.add_argument("--timeout", type=float, default=10.0, metavar="S",
                        help="seconds an op may take before it is a timeout (default 10)")
+    grade.add_argument("--seed", type=seed, default=0, metavar="N",
+                       help="draw the grading cases from seed N (default 0)")
     grade.add_argument("--points", metavar="FILE",
                        help='a JSON file {"op": points, ...}: the ops graded and their weights (default: the '
                             "one NAME.points.json in this folder that assignment wrote, else every op, 1 point each)")
     grade.add_argument("--tape", action="store_true", help="grade Tape.backward too (a --tape edition)")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                        help="submissions graded at once (default: the number of CPUs)")
-    grade.add_argument("--seed", type=seed, default=0, metavar="N", help="the seed the grading cases are drawn from")
     grade.add_argument("--force", action="store_true",
                        help="replace an existing --json, --csv or --gradescope file that grade did not write")
     grade.set_defaults(run=run)
