@@ -105,10 +105,9 @@ fi
 exit 0
 """
 
-# What a student whose upload cannot be read is told: the forms the grader reads.
-UPLOAD = ("What to upload: your whole edition as one .zip (the folder that holds pyproject.toml and "
-          "tinytransformer/, zipped), or the files you wrote (tinytransformer/ops/*.py, and tinytransformer/"
-          "tensor.py for the tape) uploaded as they are.")
+# What a student whose upload cannot be read is told, unless the reader's message says it already.
+UPLOAD = ("What to upload: your whole edition as one .zip: the folder that holds pyproject.toml and "
+          "tinytransformer/, zipped.")
 
 
 class AutograderError(Exception):
@@ -168,5 +167,5 @@ def gradescope_results(graded, points):
               "output": r.status + (f": {r.diagnosis}" if r.diagnosis else "")} for op, r in graded.ops.items()]
     result = {"score": graded.score, "tests": tests}
     if graded.problem:
-        result["output"] = f"Not graded: {graded.problem}. {UPLOAD}"
+        result["output"] = f"Not graded: {graded.problem}." + ("" if "upload" in graded.problem else f" {UPLOAD}")
     return result
