@@ -80,6 +80,7 @@ stopped() {  # the autograder itself was stopped (an outer timeout, Gradescope's
     trap - TERM INT HUP
     [ -n "$grader" ] && kill -TERM "$grader" 2>/dev/null
     zero "the autograder was stopped (SIG$1) before the grader finished"
+    [ -n "$grader" ] && wait "$grader"             # its cleanup; timeout kills it 10 s after the signal at most
     exit 1
 }
 trap 'stopped TERM' TERM

@@ -186,7 +186,7 @@ def copy_files(project, destination, files):
         if Path(name).is_absolute() or ".." in parts or not (project / name).is_file():
             raise EditionError(f"{name}: expected a file of the project {project}, relative to it")
         (destination / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(project / name, destination / name)
+        shutil.copy2(project / name, destination / name, follow_symlinks=False)   # a link stays a link
 
 
 def callers(source, blanked):
