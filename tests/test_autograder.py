@@ -64,8 +64,9 @@ def autograder(tmp_path_factory):
         z.extractall(root / "source")
     for script in ("setup.sh", "run_autograder"):
         (root / "source" / script).chmod(0o755)                 # extractall drops the mode the zip records
+    (tmp / "tmp").mkdir()                       # the grader's temporary trees: in here, even one killed with -9
     env = {"PATH": f"{system_python(tmp / 'system')}:{os.defpath}", "AUTOGRADER_ROOT": str(root),
-           "HOME": str(tmp), "PIP_NO_INDEX": "1", "OPENBLAS_NUM_THREADS": "1"}
+           "HOME": str(tmp), "TMPDIR": str(tmp / "tmp"), "PIP_NO_INDEX": "1", "OPENBLAS_NUM_THREADS": "1"}
     refused = subprocess.run(["python3", "-m", "pip", "install", "--no-deps", *root.glob("source/*.whl")], env=env,
                              capture_output=True, text=True)
     assert refused.returncode and "externally-managed-environment" in refused.stderr   # as on Debian 12
