@@ -5,7 +5,6 @@ honest ops' points and nothing for that op, and the batch must go on."""
 import ast
 import json
 import os
-import shutil
 import zipfile
 from pathlib import Path
 
@@ -295,7 +294,8 @@ def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tm
     paths = [str(good), str(tmp_path / "missing"), str(tmp_path / "not_an_edition"), str(tmp_path / "corrupt.zip")]
     assert main(["grade", *paths, "--points", str(points), "--json", str(tmp_path / "g.json"),
                  "--csv", str(tmp_path / "g.csv"), *sandbox_flags()]) == 0
-    first, *out = capsys.readouterr().out.splitlines()
+    first, note, *out = capsys.readouterr().out.splitlines()
+    assert note == f"grading the ops of {points}: softmax, add"
     seed = int(first.split("seed ")[1].split()[0])
     assert first.startswith("grading 4 submissions: cases drawn with seed ") and f"--seed {seed}" in first
     assert out[0] == f"{good}: 4/4"
@@ -506,3 +506,41 @@ def test_gradescope_feedback_shows_the_review(tmp_path):
     graded = Graded("a", 1.0, 1.0, {"add": OpResult("pass", 1e-10, "", "calls add_forward")})
     output = gradescope_results(graded, {"add": 1.0})["tests"][0]["output"]
     assert output == "pass\nflagged for an instructor's review: calls add_forward"
+
+
+# The week's points: assignment writes DIR.points.json beside DIR; grade, run in that folder, grades its ops
+
+def test_the_weekly_flow_grades_the_weeks_ops_and_says_so(tmp_path, capsys, monkeypatch):
+    """assignment week3 --ops ... then grade in the same folder without --points: a blank week-3 edition gets 0/3
+    (graded on every op it would get the library's 22 of 25 others)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["assignment", "week3", "--ops", "softmax,log_softmax,cross_entropy"]) == 0
+    assert json.loads((tmp_path / "week3.points.json").read_text()) == {"softmax": 1, "log_softmax": 1,
+                                                                         "cross_entropy": 1}
+    assert not list((tmp_path / "week3").rglob("*.points.json"))          # instructor-side: never in the edition
+    capsys.readouterr()
+    assert main(["grade", "week3", "--json", "grades.json", "--csv", "grades.csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("grading 1 submission: cases drawn with seed ") and out[2] == "week3: 0/3"
+    assert out[1] == ("grading the ops of week3.points.json (this folder's points file; --points to choose "
+                      "another): softmax, log_softmax, cross_entropy")
+    assert json.loads((tmp_path / "grades.json").read_text())["submissions"][0]["max_score"] == 3
+
+
+def test_several_points_files_are_refused_and_none_grades_every_op(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "good", library_files())
+    for name in ("week3", "week4"):
+        (tmp_path / f"{name}.points.json").write_text('{"softmax": 1}')
+    assert main(["grade", "good"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("python -m tinytransformer grade: this folder holds several points files (week3.points.json, "
+                   "week4.points.json): name the week's with --points FILE\n")
+    assert main(["grade", "good", "--points", "week4.points.json"]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == "good: 1/1"
+    for name in ("week3", "week4"):
+        (tmp_path / f"{name}.points.json").unlink()
+    assert main(["grade", "good"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("grading every op, 1 point each (no --points, and no *.points.json in this folder): "
+                             "add, sub, ") and out[2] == "good: 25/25"

@@ -15,6 +15,7 @@ import pytest
 import tinytransformer as tt
 from tinytransformer import ops
 from tinytransformer.course import edition, grader
+from tinytransformer.course.stubs import without_derivations
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [path for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -109,7 +110,10 @@ def test_ops_blanks_only_those(tmp_path):
     assert [function for function, _ in stubs] == ["softmax_backward", "layer_norm_backward"]
     for path in sorted(set(edition.op_files().values()) | {Path("tinytransformer/tensor.py")}):
         same = (target / path).read_text() == (REPO / path).read_text()
-        assert same == (path.name not in ("softmax.py", "layernorm.py")), path
+        assert same == (path.name not in ("softmax.py", "layernorm.py", "attention.py")), path
+    # attention's backward calls softmax's: it stays, without the derivation above it, which spells softmax's out
+    assert (target / "tinytransformer/ops/attention.py").read_text() == without_derivations(
+        (REPO / "tinytransformer/ops/attention.py").read_text(), {"attention_backward"})
     done = cli(target, "gradcheck")
     assert done.returncode == 1
     # the library's attention backward calls softmax_backward, so it waits for it, and says so
@@ -254,16 +258,128 @@ def test_a_tape_edition_holds_no_replay_body_anywhere(tmp_path):
     assert not [path for path, text in edition_texts(tmp_path / "tape") if body <= set(significant_lines(text))]
 
 
-def test_the_books_generated_pages_stay_out_of_an_edition(tmp_path):
-    """Building the book copies the notebooks (with their outputs) and the sources into docs/: a project whose book
-    was built must still give an edition without them."""
-    project = tmp_path / "project"
-    edition.copy_project(REPO, project)
-    for folder in ("notebooks", "code", "api", "_build"):
-        (project / "docs" / folder).mkdir(exist_ok=True)
-        (project / "docs" / folder / "copy.py").write_text((REPO / "tinytransformer" / "ops" / "softmax.py").read_text())
-    edition.build_edition(tmp_path / "edition", project=project)
-    assert not [folder for folder in ("notebooks", "code", "api", "_build") if (tmp_path / "edition" / "docs" / folder).exists()]
+def checkout(folder):
+    """A git checkout of this project's tracked files in folder (its index: nothing committed, nothing fetched)."""
+    for name in edition.tracked_files(REPO):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, folder / name)
+    for command in (["git", "init", "-q"], ["git", "add", "-A"]):
+        subprocess.run(command, cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+INSTRUCTORS = {"grades.csv": "alice,25\n", "submissions/alice.zip": "PK", "notes/week3.md": "answers: ...",
+               "tinytransformer/ops/answer_key.py": "def softmax_backward(dout, cache): ...",
+               "notebooks/scratch.ipynb": "{}", "docs/_build/index.html": "<html>", "docs/code/softmax.py": "# copy"}
+
+
+def test_a_fresh_edition_of_a_checkout_holds_none_of_its_untracked_files(tmp_path):
+    """An instructor's checkout holds grades, submissions and notes that git does not track (and the book's
+    generated pages): the edition is built from the tracked files only; a new file git add-ed goes in."""
+    project = checkout(tmp_path / "project")
+    for name, text in INSTRUCTORS.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    (project / "notebooks" / "99_added.ipynb").write_text((project / "notebooks" / "02_the_tape.ipynb").read_text())
+    subprocess.run(["git", "add", "notebooks/99_added.ipynb"], cwd=project, check=True)
+    edition.build_edition(tmp_path / "edition", ops=["exp"], project=project)
+    made = {p.relative_to(tmp_path / "edition").as_posix() for p in (tmp_path / "edition").rglob("*") if p.is_file()}
+    assert not [name for name in INSTRUCTORS if name in made]
+    assert "notebooks/99_added.ipynb" in made
+    tracked = {name for name in edition.tracked_files(project) if name not in edition.LEFT_OUT
+               and not name.startswith(".ci/")}                # CI's scripts: SKIPPED
+    assert made == tracked
+
+
+def test_a_project_that_is_no_git_checkout_needs_a_list_of_its_files(tmp_path):
+    project = checkout(tmp_path / "project")
+    shutil.rmtree(project / ".git")
+    (project / "grades.csv").write_text("alice,25\n")
+    with pytest.raises(edition.EditionError, match="is not a git checkout .* the files git tracks \\(or those listed "
+                                                   "with --files\\)"):
+        edition.build_edition(tmp_path / "edition", project=project)
+    assert not (tmp_path / "edition").exists()
+    listed = edition.tracked_files(REPO)
+    edition.build_edition(tmp_path / "edition", ops=["exp"], files=listed, project=project)
+    assert not (tmp_path / "edition" / "grades.csv").exists() and (tmp_path / "edition" / "pyproject.toml").is_file()
+    with pytest.raises(edition.EditionError, match=r"\.\./grades\.csv: expected a file of the project"):
+        edition.build_edition(tmp_path / "other", ops=["exp"], files=listed + ["../grades.csv"], project=project)
+    assert not (tmp_path / "other").exists()
+
+
+def answers(function):
+    """The values a backward pass's statements compute (each right-hand side and returned item, as ast.unparse
+    writes it), 24 characters or longer: its answer, however a copy of it is spaced or named around."""
+    found = set()
+    for statement in function.body[1:] if ast.get_docstring(function) else function.body:
+        for node in ast.walk(statement):
+            value = node.value if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return)) else None
+            items = value.elts if isinstance(value, ast.Tuple) else [value] if value is not None else []
+            found |= {text for text in map(ast.unparse, items) if len(text) >= 24 and text != "cache"}
+    return found
+
+
+def expressions(text):
+    """Every expression of Python source text, as ast.unparse writes it."""
+    return {ast.unparse(node) for node in ast.walk(ast.parse(text)) if isinstance(node, ast.expr)}
+
+
+def library_answers():
+    """{op_backward: its answers} for every backward pass in tinytransformer/ops/."""
+    return {node.name: answers(node) for path in sorted((REPO / "tinytransformer/ops").glob("*.py"))
+            for node in ast.parse(path.read_text()).body
+            if isinstance(node, ast.FunctionDef) and node.name.endswith("_backward")}
+
+
+def test_no_python_file_of_a_fresh_edition_computes_a_blank_backwards_answer(built):
+    """Any file of the edition (a test, a benchmark, a tool) that computes a blanked backward pass's value, such as
+    a test's 'wrong' log_softmax that is right but for the mask, hands the answer over. (The notebooks are the
+    lessons that derive each answer: their solutions are tested above.)"""
+    blank, stubs = built
+    wanted = {name: found for name, found in library_answers().items() if name in dict(stubs) and found}
+    assert len(wanted) >= 18
+    leaks = [f"{path.relative_to(blank)}: {name}: {sorted(found & expressions(path.read_text()))[0]}"
+             for path in sorted(blank.rglob("*.py")) for name, found in wanted.items()
+             if found & expressions(path.read_text())]
+    assert not leaks
+
+
+def test_the_answer_scan_finds_the_library_and_a_copy_with_other_spacing():
+    library = set().union(*(expressions(p.read_text()) for p in (REPO / "tinytransformer/ops").glob("*.py")))
+    assert all(found <= library for found in library_answers().values())
+    copy = "def f(dout, cache):\n    out, axis = cache\n    return (dout-np.exp(out)*dout.sum(axis = axis,keepdims=True),)\n"
+    assert library_answers()["log_softmax_backward"] & expressions(copy)
+
+
+def test_a_weeks_edition_keeps_the_other_backward_passes_but_not_the_comment_that_spells_its_answer(tmp_path):
+    """Week 3 blanks softmax: attention's backward stays (the models train), its code as the library's, but the
+    derivation above it, which writes softmax's backward out, goes."""
+    target = tmp_path / "week3"
+    edition.build_edition(target, ops=["softmax", "log_softmax", "cross_entropy"])
+    spelled = "dS = A * (dA - sum_j dA_j A_j)"
+    assert spelled in (REPO / "tinytransformer/ops/attention.py").read_text()
+    assert not [path for path in target.rglob("*.py") if spelled in path.read_text()]
+    def attention(root):
+        tree = ast.parse((root / "tinytransformer/ops/attention.py").read_text())
+        return ast.dump(next(n for n in tree.body if getattr(n, "name", "") == "attention_backward"))
+    assert attention(target) == attention(REPO)
+    for name, found in library_answers().items():               # the later weeks' answers are all there
+        if name.removesuffix("_backward") not in ("softmax", "log_softmax", "cross_entropy") and found:
+            assert found <= expressions((target / edition.op_files()[name.removesuffix("_backward")]).read_text())
+
+
+def test_hide_blanks_later_weeks_as_not_this_weeks_work(tmp_path):
+    target = tmp_path / "week3"
+    stubs = edition.build_edition(target, ops=["softmax"], hide=["layer_norm", "attention"])
+    assert [f for f, _ in stubs] == ["softmax_backward", "layer_norm_backward", "attention_backward"]
+    for op in ("layer_norm", "attention"):
+        assert not library_answers()[f"{op}_backward"] & expressions((target / edition.op_files()[op]).read_text())
+    readme = (target / "README.md").read_text()
+    assert "| `softmax_backward` |" in readme and "| `layer_norm_backward` |" not in readme
+    assert "they come in a later week's edition" in readme and "`layer_norm_backward`, `attention_backward`" in readme
+    done = cli(target, "gradcheck", "--ops", "layer_norm")
+    assert done.returncode == 1 and "layer_norm_backward comes in a later week: not in this edition " \
+        "(tinytransformer/ops/layernorm.py:31)" in done.stdout
 
 
 def test_the_library_itself_would_be_caught_as_a_leak():

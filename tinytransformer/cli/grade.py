@@ -8,6 +8,7 @@ import secrets
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from .common import BadInput, seed
 from ..course.autograder import gradescope_results
@@ -43,14 +44,28 @@ def add_parser(commands):
                        help="run the students' code without a sandbox (a warning, and \"sandbox\": \"none\" in --json): "
                             "only where none can start, for code you trust")
     grade.add_argument("--points", metavar="FILE",
-                       help='a JSON file {"op": points, ...}: the ops graded and their weights '
-                            "(default: every op, 1 point each)")
+                       help='a JSON file {"op": points, ...}: the ops graded and their weights (default: the '
+                            "one NAME.points.json in this folder that assignment wrote, else every op, 1 point each)")
     grade.add_argument("--tape", action="store_true", help="grade Tape.backward too (a --tape edition)")
     grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                        help="submissions graded at once (default: the number of CPUs)")
     grade.add_argument("--force", action="store_true",
                        help="replace an existing --json, --csv or --gradescope file that grade did not write")
     grade.set_defaults(run=run)
+
+
+def default_points(args):
+    """--points, or the one *.points.json in this folder (assignment writes DIR.points.json beside DIR); a line
+    saying which ops are graded and why. Several such files and no --points: refused, naming them."""
+    if args.points is not None:
+        return args.points, f"grading the ops of {args.points}"
+    found = sorted(str(path) for path in Path().glob("*.points.json") if path.is_file())
+    if len(found) > 1:
+        raise BadInput(f"this folder holds several points files ({', '.join(found)}): "
+                       "name the week's with --points FILE")
+    if found:
+        return found[0], f"grading the ops of {found[0]} (this folder's points file; --points to choose another)"
+    return None, "grading every op, 1 point each (no --points, and no *.points.json in this folder)"
 
 
 def read_points(path, tape):
@@ -139,6 +154,7 @@ def is_class_csv(path):
 
 def run(args):
     """Grade every submission, print a line for each, write the --json, --csv and --gradescope files; return 0."""
+    args.points, note = default_points(args)
     points = read_points(args.points, args.tape)
     if args.gradescope and len(args.submissions) != 1:
         raise BadInput(f"--gradescope writes one submission's results; got {len(args.submissions)} submissions")
@@ -153,8 +169,8 @@ def run(args):
     drawn = secrets.randbelow(2 ** 63) if args.seed is None else args.seed
     print(f"grading {len(args.submissions)} submission{'s' * (len(args.submissions) != 1)}: cases drawn with "
           f"seed {drawn} (--seed {drawn} draws them again), sandbox: {box.kind}" +
-          ("; WARNING: no sandbox, the students' code runs with your rights" if box.kind == "none" else ""),
-          flush=True)
+          ("; WARNING: no sandbox, the students' code runs with your rights" if box.kind == "none" else ""))
+    print(f"{note}: {', '.join(points)}", flush=True)
     jobs = 1 if box.kind == "user" else args.jobs          # one uid for every submission: one at a time
     try:
         with stopped_by_signals(), ThreadPoolExecutor(jobs) as pool, GradingRun(points, drawn, box) as run:

@@ -1,28 +1,41 @@
 """The student edition: a copy of the project whose backward passes are the student's to write.
 
-    python -m tinytransformer assignment DIR [--ops softmax,layer_norm] [--tape]
+    python -m tinytransformer assignment DIR [--ops softmax,layer_norm] [--hide attention] [--tape]
 
-copies the project (package, notebooks, tests, docs, benchmarks, pyproject.toml)
-into DIR, which must be new or empty. In the copy, the body of every backward
-pass in tinytransformer/ops/ (or of the ops named by --ops) is a stub made from
-the library's own source (stubs.py); --tape blanks Tape.backward, the tape's
-replay, too. Each notebook loses its solutions: the cells from the first one
-tagged "solution" to the end, with their "Solutions" heading. Its exercise and
-check cells are cleared, and so is any output that prints a backward pass's
-source; every other output stays. What would hand the answers
-over is left out (LEFT_OUT), and a README for students goes above the project's.
+copies the project's files that git tracks (tracked_files; or an explicit list,
+for a project that is no git checkout), never an untracked one such as the
+instructor's grades.csv, submissions/ or notes, into DIR, which must be new or
+empty. In the copy, the body of every backward pass in tinytransformer/ops/
+(or of the ops named by --ops) is a stub made from the library's own source
+(stubs.py); --tape blanks Tape.backward, the tape's replay, too. Each notebook
+loses its solutions: the cells from the first one tagged "solution" to the
+end, with their "Solutions" heading. Its exercise and check cells are cleared,
+and so is any output that prints a backward pass's source; every other output
+stays. What would hand the answers over is left out (LEFT_OUT), and a README
+for students goes above the project's.
+
+A week's edition (--ops): the other ops' backward passes stay the library's, so
+that the models train, but a kept backward pass that calls a blank one loses
+the derivation comment above it (attention's spells softmax's backward out).
+--hide blanks later weeks' ops as well, their stubs saying so, for an
+instructor who would rather the models wait than show those answers.
 
 The forward passes, the tape, the layers and the models stay as they are, so a
 student's backward passes train the Transformer, GPT and BERT. The edition is
-built in a folder beside DIR and renamed into place, so a failure leaves no half.
+built in a new hidden folder beside DIR and renamed into place, so a failure
+(a full disk, a second assignment at the same time) leaves no half.
 """
 import ast
+import errno
 import json
+import os
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 from .grader import PROJECT, op_names
-from .stubs import backward_names, stub_source
+from .stubs import backward_names, stub_source, without_derivations
 
 STUDENT_README = Path(__file__).resolve().parent / "templates" / "student_readme.md"
 OPS = Path("tinytransformer/ops")
@@ -46,6 +59,7 @@ LEFT_OUT = {
     "tests/test_class_grading.py": "grades submissions against the library's own backward passes",
     "tests/test_sandbox.py": "attacks the instructor's grader with the library's own backward passes",
     "tests/test_autograder.py": "builds the instructor's autograder from the instructor's copy",
+    "tests/test_assignment.py": "builds editions from the instructor's git checkout",
     "tests/test_ops_attention.py": "spells the mask's backward out as its expected value",
     "tests/test_ops_embedding.py": "spells the embedding's backward out as a scatter-add loop",
     "tests/test_gradcheck.py": "names the right gradient beside each wrong one it checks the checker on",
@@ -67,15 +81,14 @@ def op_files(project=PROJECT):
     return found
 
 
-def build_edition(target, ops=None, tape=False, project=PROJECT):
+def build_edition(target, ops=None, tape=False, hide=(), files=None, project=PROJECT):
     """Write a student edition into target; return [(function, "file:line")] of the stubs, in file order.
 
-    ops: the op names to blank (default every op in tinytransformer/ops/); tape: blank Tape.backward too.
+    ops: the op names to blank (default every op in tinytransformer/ops/); tape: blank Tape.backward too;
+    hide: ops of later weeks, blanked too but not this edition's work (their stubs say so); files: the
+    project's files to copy, relative to it (default: the files git tracks, tracked_files).
     """
-    target, project = Path(target), Path(project)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise EditionError(f"{target} exists and is not an empty folder; give a new or empty one "
-                           "(nothing was written)")
+    target, project = check_target(target), Path(project)
     for needed in ("pyproject.toml", "tinytransformer/ops", "notebooks", "tests"):
         if not (project / needed).exists():
             raise EditionError(f"the project's source tree is needed ({project / needed} is missing); "
@@ -83,44 +96,106 @@ def build_edition(target, ops=None, tape=False, project=PROJECT):
     if target.resolve().is_relative_to(project.resolve()):
         raise EditionError(f"{target} is inside the project ({project.resolve()}), which the edition is copied "
                            "from: it would copy itself; give a folder outside it (nothing was written)")
-    files = op_files(project)
-    ops = list(files) if ops is None else list(ops)
-    unknown = [name for name in ops if name not in files]
+    found = op_files(project)
+    ops = list(found) if ops is None else list(ops)
+    hide = [name for name in hide if name not in ops]
+    unknown = [name for name in ops + hide if name not in found]
     if unknown or not ops:
         raise EditionError(f"no op named {', '.join(unknown) or '(none given)'}; "
-                           f"the ops are: {', '.join(files)}")
+                           f"the ops are: {', '.join(found)}")
+    files = tracked_files(project) if files is None else sorted({Path(f).as_posix() for f in files})
     blanks = {}                                             # file -> the functions to blank in it
-    for name in ops:
-        blanks.setdefault(files[name], set()).add(f"{name}_backward")
+    for name in ops + hide:
+        blanks.setdefault(found[name], set()).add(f"{name}_backward")
     if tape:
         blanks[TAPE_FILE] = {TAPE_FUNCTION}
-
-    building = target.parent / f".{target.name}.building"
-    shutil.rmtree(building, ignore_errors=True)
+    later = {f"{name}_backward" for name in hide}
     try:
-        copy_project(project, building)
-        for path, names in blanks.items():
-            (building / path).write_text(stub_source((project / path).read_text(), path.as_posix(), names))
+        building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".building"))
+    except OSError as error:
+        raise EditionError(f"{target}: the folder {target.parent} cannot be written ({error.strerror}; "
+                           "nothing was written)") from None
+    try:
+        copy_files(project, building, files)
+        blanked = {f"{name}_backward" for name in ops + hide}
+        for path in sorted(set(found.values()) | set(blanks)):
+            source = (project / path).read_text()
+            if path in blanks:
+                source = stub_source(source, path.as_posix(), blanks[path], later)
+            kept = callers(source, blanked)                # attention's derivation spells softmax's backward
+            if path in blanks or kept:
+                (building / path).write_text(without_derivations(source, kept))
         for notebook in sorted((building / "notebooks").glob("*.ipynb")):
             notebook.write_text(student_notebook(notebook.read_text()))
         stubs = stub_lines(building, blanks)
         readme = building / "README.md"
-        readme.write_text(student_readme(stubs, tape) + "\n---\n\n" + readme.read_text())
-        if target.exists():
-            target.rmdir()                                 # empty: checked above
-        building.rename(target)
+        readme.write_text(student_readme([s for s in stubs if s[0] not in later], tape,
+                                         [s for s in stubs if s[0] in later]) + "\n---\n\n" + readme.read_text())
+        os.rename(building, target)                  # atomic; replaces only a missing target or an empty folder
+    except OSError as error:
+        appeared = error.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR) and error.filename == str(building)
+        raise EditionError(f"{target} appeared while the edition was built (another assignment?) and was left as "
+                           "it is (nothing was written)" if appeared else
+                           f"could not write the edition {target}: {error.strerror or error} "
+                           "(nothing was written)") from None
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return stubs
 
 
-def copy_project(project, destination):
-    """Copy the project's files, without SKIPPED folders, the book's GENERATED pages or LEFT_OUT files."""
-    def ignore(folder, names):
-        here = Path(folder).relative_to(project)
-        return {name for name in names if name in SKIPPED or name.endswith(".egg-info")
-                or (here / name).as_posix() in LEFT_OUT or (here / name).as_posix() in GENERATED}
-    shutil.copytree(project, destination, ignore=ignore)
+def check_target(target):
+    """target as an absolute Path, if it can become the edition: a new name, or an empty folder, never a link."""
+    text = os.fspath(target)
+    if os.path.basename(os.path.normpath(text)) in ("", ".", "..") or not text.strip():
+        raise EditionError(f"DIR {text!r}: expected the name of a new folder for the edition, "
+                           "such as week3 (nothing was written)")
+    target = Path(os.path.abspath(text))
+    if target.is_symlink():
+        raise EditionError(f"{target} is a symbolic link (to {os.readlink(target)}); give a new folder's name, "
+                           "not a link (nothing was written)")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise EditionError(f"{target} exists and is not an empty folder; give a new or empty one "
+                           "(nothing was written)")
+    if not target.parent.is_dir():
+        raise EditionError(f"{target}: the folder {target.parent} does not exist (nothing was written)")
+    return target
+
+
+def tracked_files(project):
+    """The files git tracks in project (paths relative to it, that exist): what an edition may copy. Never an
+    untracked file, such as the instructor's grades.csv, submissions/ or notes."""
+    try:
+        done = subprocess.run(["git", "ls-files", "-z", "--cached"], cwd=project, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        done = subprocess.CompletedProcess([], 1, b"", str(error).encode())
+    if done.returncode:
+        why = (done.stderr.decode(errors="replace").strip().splitlines() or ["git failed"])[-1]
+        raise EditionError(f"{project} is not a git checkout that git can read ({why}): an edition is built only "
+                           "from the files git tracks (or those listed with --files), so that nothing of yours "
+                           "goes in; run it from a clone of tinytransformer")
+    names = [name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+    return sorted(name for name in names if (project / name).is_file())
+
+
+def copy_files(project, destination, files):
+    """Copy the listed files of the project, without SKIPPED folders, the book's GENERATED pages or LEFT_OUT files."""
+    for name in files:
+        parts = Path(name).parts
+        if (name in LEFT_OUT or any(part in SKIPPED or part.endswith(".egg-info") for part in parts)
+                or any("/".join(parts[:i]) in GENERATED for i in range(1, len(parts) + 1))):
+            continue
+        if Path(name).is_absolute() or ".." in parts or not (project / name).is_file():
+            raise EditionError(f"{name}: expected a file of the project {project}, relative to it")
+        (destination / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(project / name, destination / name, follow_symlinks=False)   # a link stays a link
+
+
+def callers(source, blanked):
+    """The module-level backward passes in source that stay, but call one of blanked (attention calls softmax's)."""
+    return {node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
+            and node.name.endswith("_backward") and node.name not in blanked
+            and any(isinstance(call, ast.Call) and getattr(call.func, "id", None) in blanked
+                    for call in ast.walk(node))}
 
 
 def stub_lines(edition, blanks):
@@ -167,11 +242,15 @@ def shows_a_backward(cell):
     return "_backward(dout, cache):" in printed or "def backward(self" in printed
 
 
-def student_readme(stubs, tape):
-    """The students' part of the edition's README: what to write, how to check it, what then works."""
+def student_readme(stubs, tape, later=()):
+    """The students' part of the edition's README: what to write, how to check it, what then works; later: the
+    stubs of later weeks' ops (hidden), listed apart."""
     rows = "\n".join(f"| `{function}` | `{place}` |" for function, place in stubs)
     tape_line = ("The tape's replay, `Tape.backward` in `tinytransformer/tensor.py`, is yours too: until it\n"
                  "is written, nothing that calls `backward()` runs (the grader grades your ops without it).\n"
                  if tape else "")
+    later_line = ("Blank too, but not this week's work: they come in a later week's edition, and until then\n"
+                  "what needs them stops and says so: "
+                  + ", ".join(f"`{function}`" for function, _ in later) + ".\n\n" if later else "")
     left_out = "\n".join(f"- `{path}`: {why}" for path, why in LEFT_OUT.items())
-    return STUDENT_README.read_text().format(rows=rows, tape_line=tape_line, left_out=left_out)
+    return STUDENT_README.read_text().format(rows=rows, tape_line=later_line + tape_line, left_out=left_out)

@@ -39,8 +39,11 @@ def backward_names(source):
             if isinstance(node, ast.FunctionDef) and node.name.endswith("_backward")]
 
 
-def stub_source(source, shown_path, names):
-    """source with each function in names (a module-level name or Class.method) replaced by its stub."""
+def stub_source(source, shown_path, names, later=()):
+    """source with each function in names (a module-level name or Class.method) replaced by its stub.
+
+    later: the names among them whose stub says the function comes in a later week (not this edition's work).
+    """
     tree = ast.parse(source)
     functions = {qualname: node for qualname, node in _functions(tree)}
     missing = set(names) - set(functions)
@@ -61,9 +64,22 @@ def stub_source(source, shown_path, names):
         rest = node.body[1:] if _is_docstring(node.body[0]) else node.body
         if rest and _unpacks_cache(rest[0]):
             out += lines[rest[0].lineno - 1:rest[0].end_lineno]
-        out.append(f'{indent}raise NotImplementedError("write {qualname} first: {shown_path}:{def_line}")\n')
+        message = (f"{qualname} comes in a later week: not in this edition ({shown_path}:{def_line})"
+                   if qualname in later else f"write {qualname} first: {shown_path}:{def_line}")
+        out.append(f'{indent}raise NotImplementedError("{message}")\n')
         done = node.end_lineno
     return "".join(out + lines[done:])
+
+
+def without_derivations(source, names):
+    """source without the comment block right above each module-level function in names (the derivation that
+    a kept backward pass carries, which can spell out the backward pass it calls)."""
+    lines = source.splitlines(keepends=True)
+    for node in sorted((n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in names),
+                       key=lambda n: -n.lineno):
+        first = node.lineno - 1 - len(node.decorator_list)
+        del lines[_derivation_start(lines, first):first]
+    return "".join(lines)
 
 
 def _functions(tree):
