@@ -2,6 +2,8 @@
 
 In a student edition a backward pass not written yet raises NotImplementedError("write softmax_backward
 first: file:line"); a command that runs into one stops with that line, not a traceback (exit status 1).
+Standard output closed by its reader (`| head -1`) ends a command quietly (exit status 141), after the
+files it writes: each command writes its files before it prints its results.
 """
 import os
 import sys
@@ -36,6 +38,19 @@ def main(argv=None):
     except NotImplementedError as error:        # a student edition: a backward pass still to write
         print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:                     # `... | head -1` closed standard output: stop quietly, as Unix tools do
+        quiet_stdout()
+        return 141                              # 128 + SIGPIPE, what a shell reports for such a tool
+
+
+def quiet_stdout():
+    """Point standard output at /dev/null, so that Python's last flush at exit does not fail on a closed pipe."""
+    try:
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(descriptor, sys.stdout.fileno())
+        os.close(descriptor)
+    except (OSError, ValueError, AttributeError):     # not a real file (captured by a test): nothing to quiet
+        pass
 
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ class Adam(Optimizer):
     The update is the same for every weight, so all parameters live in one flat
     vector (self.flat) and each parameter's .data is a view into it: one update
     over the whole vector instead of one per parameter (about 2-4% of a
-    classroom step, benchmarks/ab_speedups.py). A parameter whose .data was replaced (load_checkpoint does
+    classroom step, benchmarks/ab_speedups.py). An update that would make any weight NaN or infinite is
+    not made: step raises FloatingPointError and the weights stay as they were (m, v and t have moved on:
+    stop training). A parameter whose .data was replaced (load_checkpoint does
     so) is copied back into the vector before the next step, so it keeps training.
     """
 
@@ -118,9 +120,14 @@ class Adam(Optimizer):
         self.m += (1.0 - self.beta1) * g
         self.v *= self.beta2
         self.v += (1.0 - self.beta2) * g ** 2
-        self.flat -= self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is checked for just below
+            updated = self.flat - self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
         for part, w, m, v in skipped:
-            self.flat[part], self.m[part], self.v[part] = w, m, v
+            updated[part], self.m[part], self.v[part] = w, m, v
+        if not np.isfinite(updated).all():       # an overflow (a huge lr, an infinite gradient): weights kept
+            raise FloatingPointError(f"Adam: the update of step {self.t} would make weights NaN or infinite "
+                                     f"(lr={self.lr:g}); the weights are kept as they were")
+        self.flat[...] = updated
 
 
 class WarmupSchedule:

@@ -1,5 +1,6 @@
 """What every command shares: one line for a user's mistake, never a usage dump or a traceback."""
 import argparse
+import sys
 
 
 class BadInput(Exception):
@@ -22,3 +23,15 @@ def seed(text):
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
     return value
+
+
+def say(text):
+    """Print text on standard output now (flushed). Standard output on a full disk or a device that refuses it
+    is BadInput; a closed pipe (`| head -1`) raises BrokenPipeError, which __main__ ends quietly."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        from ..files import reason
+        raise BadInput(f"standard output cannot be written: {reason(error)}") from None

@@ -20,7 +20,8 @@ from .cloze import cloze_logits
 from .masked_lm import make_sequences, pretraining_batch, token_names, vocab_size
 from .options import option
 from .sentence_order import masked_lm_and_order_loss, sentence_pair_batch
-from .task import BERT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
+from .task import (BERT_STYLE, Task, Training, check_held_out_fits, check_option, held_out_loss,
+                   language_model_loss)
 
 
 def min_half(k_max, variable_length):
@@ -72,6 +73,7 @@ class MaskedLMTask(Task):
             raise ValueError(f"mlm: the sentence objective needs halves of at least 3 symbols (with 2, every "
                              f"order of x is x or its reverse), got k_max={self.k_max}")
         self.k_min = min_half(self.k_max, self.variable_length)
+        check_held_out_fits(self, self.n_held_out, 1 + 2 * self.k_max)
         self.held_out = pretraining_batch(self.n_held_out, self.k_max, self.n_symbols, self.seed, self.p,
                                           self.k_min)
 
@@ -142,6 +144,7 @@ class ClassifyTask(Task):
         self.k_min = min_half(self.k_max, self.variable_length)
         # each labelled row is drawn (int64), kept as bytes to compare with the held-out rows, and copied once kept
         check_fits(4 * 8 * self.n_labelled * (1 + 2 * self.k_max), f"n_labelled = {self.n_labelled}", "classify")
+        check_held_out_fits(self, self.n_held_out, 1 + 2 * self.k_max)
         labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
         self.held_out = make_sequences(self.n_held_out, self.k_max, self.n_symbols,
                                        np.random.default_rng(eval_seed), self.k_min)

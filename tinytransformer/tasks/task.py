@@ -26,6 +26,7 @@ import dataclasses
 import numpy as np
 
 from .. import functional as F
+from ..memory import check_fits
 from ..nn import TransformerConfig, inference
 from ..vocabulary import EOS, PAD
 from .options import option
@@ -79,6 +80,13 @@ def check_option(task, field, low, high=None):
             (high is not None and value > high):
         expected = f">= {low}" if high is None else f"from {low} to {high}"
         raise ValueError(f"{task.name}: {field} must be an integer {expected}, got {value!r}")
+
+
+def check_held_out_fits(task, rows, row_length):
+    """The held-out set, rows sequences of row_length tokens, and the working arrays that draw it (about
+    eight int64 arrays of that size) must fit in memory: one line before anything is drawn."""
+    check_fits(8 * 8 * rows * row_length, f"the held-out set ({rows:,} sequences of {row_length:,} tokens)",
+               task.name)
 
 
 class Task(abc.ABC):
