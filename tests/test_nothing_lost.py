@@ -705,3 +705,129 @@ def test_case_32_a_config_field_that_must_be_a_bool_is_a_real_bool():
     for name in ("norm_first", "tie_embeddings"):
         with pytest.raises(TypeError, match=f"TransformerConfig: {name} must be True or False, got 'no'"):
             tt.nn.TransformerConfig(vocab_size=7, **{name: "no"})
+
+
+# ---- translate: a huge beam, bytes that are not UTF-8, a closed pipe, a long standard input
+
+@pytest.fixture(scope="module")
+def translate_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("translate") / "m.npz"
+    assert main(["train", "--task", "translate", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+                 "--steps", "1", "--eval-every", "0", "--save", str(path)]) == 1
+    return path
+
+
+def test_case_33_a_beam_too_wide_for_memory_is_one_line(translate_model, capsys):
+    capsys.readouterr()
+    assert main(["translate", "--load", str(translate_model), "--beam", "1000000000000", "The dog sleeps."]) == 2
+    assert re.search(r"--beam 1000000000000 \(of 64 sentences at a time\) needs about [\d.]+ GiB of memory",
+                     one_line(capsys.readouterr().err))
+
+
+def test_case_33_lines_that_are_not_utf8_are_answered_on_stderr_and_the_rest_translated(translate_model):
+    lines = [b"The dog sleeps.", b"The caf\xe9 sleeps.", b"\xff\xfe\x00", "The cat sleeps.".encode(), b"The purple dog."]
+    done = subprocess.run([sys.executable, "-m", "tinytransformer", "translate", "--load", str(translate_model)],
+                          input=b"\n".join(lines) + b"\n", capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+    out, err = done.stdout.decode().splitlines(), done.stderr.decode().splitlines()
+    assert done.returncode == 1 and "Traceback" not in done.stderr.decode()
+    assert len(out) == 5 and out[0] and out[3] and out[1] == out[2] == out[4] == ""      # aligned with the input
+    assert err[:2] == ["python -m tinytransformer translate: line 2 of standard input: not UTF-8 text (byte 0xe9 "
+                       "at position 7)",
+                       "python -m tinytransformer translate: line 3 of standard input: not UTF-8 text (byte 0xff "
+                       "at position 0)"]
+    assert len(err) == 3 and err[2].startswith("python -m tinytransformer translate: line 5 of standard input: "
+                                               "'purple' is not in the vocabulary; it knows 105 English words")
+
+
+def test_case_33_translate_into_a_closed_pipe_ends_quietly(translate_model, tmp_path):
+    (tmp_path / "in.txt").write_text("The dog sleeps.\n" * 500)
+    done = subprocess.run(f"{sys.executable} -m tinytransformer translate --load {translate_model} < in.txt | head -1",
+                          shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+    assert len(done.stdout.splitlines()) == 1 and done.stderr == ""
+
+
+def test_case_33_standard_input_is_translated_a_batch_at_a_time(translate_model, capsys, monkeypatch):
+    from tinytransformer.cli import translate
+    read = []
+
+    class Lines:
+        """Standard input that counts the lines read, and what had been printed by then."""
+        def __iter__(self):
+            for number in range(1, 1001):
+                read.append(len(capsys.readouterr().out.splitlines()))
+                yield b"The dog sleeps.\n"
+        buffer = property(lambda self: self)
+    monkeypatch.setattr("sys.stdin", Lines())
+    assert main(["translate", "--load", str(translate_model)]) == 0
+    assert len(read) == 1000 and read[translate.BATCH] > 0         # the first batch was out before line 65 was read
+
+
+# ---- the API's argument checks: one ValueError/TypeError naming what was expected and what came
+
+def another_tapes_tensor():
+    x = tt.Tensor(np.ones(3), requires_grad=True)
+    with tt.Tape():
+        y = x * 2.0
+    with tt.Tape():
+        return (y * 3.0).sum()
+
+
+def loss_of_another_tape():
+    x = tt.Tensor(np.ones(3), requires_grad=True)
+    with tt.Tape() as t1:
+        (x * 2.0).sum()
+    with tt.Tape():
+        loss = (x * 3.0).sum()
+    t1.backward(loss)
+
+
+def params():
+    return [tt.Tensor(np.ones(3), requires_grad=True)]
+
+
+def clip_an_infinite_gradient():
+    p = params()
+    p[0].grad = np.array([np.inf, 1.0, 1.0])
+    tt.optim.clip_grad_norm(p, 1.0)
+
+
+ONES = np.ones((2, 4))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: tt.functional.layer_norm(ONES, np.ones(4), np.zeros(4), eps=np.nan), ValueError,
+     "layer_norm: eps must be a finite number > 0, got nan"),
+    (lambda: tt.functional.layer_norm(np.array(1.0), np.ones(1), np.zeros(1)), ValueError,
+     "layer_norm: x must have at least one axis (..., D), got a 0-d array"),
+    (lambda: tt.Tensor(ONES).transpose(0, 5), ValueError,
+     "transpose: axes must each be an axis of x in [-2, 2) (x is (2, 4)), got (0, 5)"),
+    (lambda: tt.functional.sinusoidal_positions(2.5, 4), ValueError, "sinusoidal_positions: T must be an integer >= 0, got 2.5"),
+    (another_tapes_tensor, ValueError, "mul: an input was computed inside another `with Tape()` block, now closed"),
+    (loss_of_another_tape, ValueError, "backward: output was not recorded on this tape"),
+    (lambda: tt.nn.TransformerConfig(vocab_size=7, norm_first="no"), TypeError,
+     "TransformerConfig: norm_first must be True or False, got 'no'"),
+    (lambda: tt.nn.TransformerConfig(vocab_size=7, tie_embeddings="false"), TypeError,
+     "TransformerConfig: tie_embeddings must be True or False, got 'false'"),
+    (lambda: tt.optim.Adam(params(), lr=np.nan), ValueError, "Adam: lr must be a finite number >= 0, got nan"),
+    (lambda: tt.optim.Adam(params(), lr=1e-3, betas=(1.5, 0.9)), ValueError,
+     "Adam: betas[0] must be a finite number in [0, 1), got 1.5"),
+    (lambda: tt.optim.SGD(params(), lr=0.1, momentum=-1), ValueError, "SGD: momentum must be a finite number >= 0, got -1"),
+    (lambda: tt.optim.clip_grad_norm(params(), max_norm=np.nan), ValueError,
+     "clip_grad_norm: max_norm must be a finite number > 0, got nan"),
+    (clip_an_infinite_gradient, FloatingPointError, "clip_grad_norm: the gradients' joint norm is inf"),
+    (lambda: tt.optim.WarmupSchedule(64, 2.5), ValueError, "WarmupSchedule: warmup must be an integer >= 1, got 2.5"),
+])
+def test_case_34_api_arguments_are_one_clear_error(call, error, message):
+    with pytest.raises(error, match=re.escape(message)) as caught:
+        call()
+    assert "\n" not in str(caught.value)
+
+
+def test_case_34_an_infinite_gradient_is_not_clipped_into_nan():
+    p = params()
+    p[0].grad = np.array([np.inf, 1.0, 1.0])
+    with pytest.raises(FloatingPointError):
+        tt.optim.clip_grad_norm(p, 1.0)
+    assert p[0].grad.tolist() == [np.inf, 1.0, 1.0]                # unchanged, never NaN

@@ -13,6 +13,7 @@ parameter whose .grad is None (it did not take part in the loss) is skipped.
 """
 import numpy as np
 
+from .ops.checks import check_integer, check_number
 from .tensor import Tensor
 
 
@@ -27,8 +28,7 @@ class Optimizer:
                                 f"requires_grad=True, got {p!r}")
         if len({id(p) for p in self.params}) != len(self.params):
             raise ValueError(f"{type(self).__name__}: a parameter appears twice; it would be updated twice")
-        if lr < 0:
-            raise ValueError(f"{type(self).__name__}: lr must be >= 0, got {lr}")
+        check_number(type(self).__name__, "lr", lr, 0)
         self.lr = lr            # a schedule may set this before each step
 
     def zero_grad(self):
@@ -46,6 +46,8 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params, lr)
+        check_number("SGD", "momentum", momentum, 0)
+        check_number("SGD", "weight_decay", weight_decay, 0)
         self.momentum, self.weight_decay = momentum, weight_decay
         self.velocity = [np.zeros_like(p.data) for p in self.params]
 
@@ -79,6 +81,11 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
         super().__init__(params, lr)
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
+        for name, beta in zip(("betas[0]", "betas[1]"), betas):
+            check_number("Adam", name, beta, 0, 1, high_open=True)
+        check_number("Adam", "eps", eps, 0)
         dtypes = {p.data.dtype for p in self.params}
         if len(dtypes) > 1:
             raise TypeError(f"Adam: every parameter must have one dtype (they share one vector), got {dtypes}")
@@ -140,9 +147,9 @@ class WarmupSchedule:
     """
 
     def __init__(self, d_model, warmup, scale=1.0):
-        if d_model < 1 or warmup < 1 or scale <= 0:
-            raise ValueError(f"WarmupSchedule: d_model and warmup must be >= 1 and scale > 0, "
-                             f"got d_model={d_model}, warmup={warmup}, scale={scale}")
+        check_integer("WarmupSchedule", "d_model", d_model, 1)
+        check_integer("WarmupSchedule", "warmup", warmup, 1)
+        check_number("WarmupSchedule", "scale", scale, 0, low_open=True)
         self.d_model, self.warmup, self.scale = d_model, warmup, scale
 
     def __call__(self, step):
@@ -157,13 +164,15 @@ def clip_grad_norm(params, max_norm):
         total_norm = sqrt(sum over all gradients of sum(g**2))
         if total_norm > max_norm:  g = g * max_norm / total_norm
 
-    Returns total_norm before clipping. Out of place (p.grad = p.grad * s): one
+    Returns total_norm before clipping; a NaN or infinite norm is a FloatingPointError, the gradients unchanged. Out of place (p.grad = p.grad * s): one
     gradient array may be shared by two tensors, so it is never changed in place.
     """
-    if max_norm <= 0:
-        raise ValueError(f"clip_grad_norm: max_norm must be > 0, got {max_norm}")
+    check_number("clip_grad_norm", "max_norm", max_norm, 0, low_open=True)
     with_grad = [p for p in params if p.grad is not None]
     total_norm = float(np.sqrt(sum(float(np.sum(p.grad.astype(np.float64) ** 2)) for p in with_grad)))
+    if not np.isfinite(total_norm):           # scaling by max_norm / inf would turn an infinite gradient into NaN
+        raise FloatingPointError(f"clip_grad_norm: the gradients' joint norm is {total_norm} (a gradient holds "
+                                 "NaN or infinite values); nothing was clipped")
     if total_norm > max_norm:
         s = max_norm / total_norm
         for p in with_grad:
