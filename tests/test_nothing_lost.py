@@ -615,7 +615,7 @@ def test_case_31_an_empty_pretrained_path_is_one_line(capsys):
 # ---- the untrusted checkpoint: every entry's header checked before any array is read
 
 def crafted(tmp_path, change):
-    """A tiny GPT's checkpoint, rewritten entry by entry through change({name: bytes}) -> {name: bytes}."""
+    """A tiny GPT's checkpoint, rewritten entry by entry (deflated) through change({name: bytes}) -> {name: bytes}."""
     import zipfile
     path = tmp_path / "crafted.npz"
     save_checkpoint(tiny_model(), path)
@@ -667,7 +667,9 @@ def config_of(members, change):
     (lambda p: crafted(p, lambda m: config_of(m, lambda f: "[" * 4000 + "]" * 4000)), "invalid config (nested too deep)"),
     (lambda p: crafted(p, lambda m: config_of(m, lambda f: json.dumps({**f, "tie_embeddings": "false"}))),
      "invalid config (TransformerConfig: tie_embeddings must be True or False, got 'false')"),
-    (lambda p: crafted(p, lambda m: {**m, "model.npy": npy_bytes(np.zeros((1000, 1000)))}),
+    (lambda p: crafted(p, lambda m: {**m, "embed.table.npy": npy_bytes(np.zeros(2**20, dtype=np.float32))}),
+     "entry 'embed.table.npy' inflates from"),
+    (lambda p: crafted(p, lambda m: {**m, "model.npy": npy_bytes(np.random.default_rng(0).random((1000, 1000)))}),
      "entry 'model' is float64 (1000, 1000) of 8,000,128 bytes; expected one short value"),
 ])
 def test_case_32_a_crafted_checkpoint_is_one_value_error_naming_the_file(tmp_path, make, message):

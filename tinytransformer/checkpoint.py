@@ -39,6 +39,9 @@ RENAMED = {"GPT": [("decoder.", "layers."), ("decoder_norm.", "final_norm.")]}
 # what reading a damaged entry of a zip archive can raise
 READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
 MAX_CONFIG_CHARACTERS = 10_000     # a config is one flat JSON object of a few hundred characters
+# save_checkpoint stores entries uncompressed, and trained weights compress by a few percent: an entry that
+# inflates over MAX_INFLATION times (past MIN_COMPRESSED bytes: a small bias of zeros may) is a zip bomb
+MAX_INFLATION, MIN_COMPRESSED = 100, 2**14
 
 
 def save_checkpoint(model, path, step=None, force=False):
@@ -153,11 +156,7 @@ def open_archive(path):
         raise ValueError(f"load_checkpoint: {path} is not an .npz checkpoint: not a zip archive "
                          "(damaged, truncated, or another kind of file)") from None
     with archive:
-        try:
-            entries = {info.filename.removesuffix(".npy"): read_header(archive, info, path)
-                       for info in archive.infolist()}
-        except READ_ERRORS as error:
-            raise ValueError(f"load_checkpoint: {path} is damaged: {type(error).__name__}: {error}") from None
+        entries = {info.filename.removesuffix(".npy"): read_header(archive, info, path) for info in archive.infolist()}
         check_fits(sum(entry.info.file_size for entry in entries.values()), "its arrays", f"load_checkpoint: {path}")
         yield archive, entries
 
@@ -171,13 +170,19 @@ def read_header(archive, info, path):
         raise ValueError(f"{damaged} is encrypted; a checkpoint never is")
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise ValueError(f"{damaged} is compressed by method {info.compress_type}; expected stored or deflated")
-    with archive.open(info) as f:
-        version = np.lib.format.read_magic(f)
-        read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
-        if version not in read:
-            raise ValueError(f"{damaged} has .npy version {version}; expected 1.0 or 2.0")
-        shape, _, dtype = read[version](f)
-        header_bytes = f.tell()
+    if info.file_size > MAX_INFLATION * max(info.compress_size, MIN_COMPRESSED):      # weights hardly compress
+        raise ValueError(f"{damaged} inflates from {info.compress_size:,} to {info.file_size:,} bytes; "
+                         f"weights never compress {MAX_INFLATION} times (a zip bomb?)")
+    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    try:
+        with archive.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            if version not in read:
+                raise ValueError(f"it has .npy version {version}; expected 1.0 or 2.0")
+            shape, _, dtype = read[version](f)
+            header_bytes = f.tell()
+    except READ_ERRORS as error:
+        raise ValueError(f"{damaged} has no readable .npy header ({type(error).__name__}: {error})") from None
     if dtype.hasobject:
         raise ValueError(f"{damaged} holds Python objects, which only a pickle can read; allow_pickle is off")
     elements = math.prod(shape)
