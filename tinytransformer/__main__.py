@@ -31,7 +31,9 @@ def main(argv=None):
     user_chose_threads = any(name in os.environ for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
     use_speed_settings(blas_threads=None if user_chose_threads else 1)
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()                      # what is still buffered: a closed pipe is found here, not at exit
+        return status
     except (BadInput, EditionError) as error:
         print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
         return 2

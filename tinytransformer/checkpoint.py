@@ -29,7 +29,7 @@ import zlib
 
 import numpy as np
 
-from .files import atomic_write, check_output
+from .files import atomic_write, check_output, kind_of
 from .memory import check_fits, parameter_floor
 from .nn import MODELS, TransformerConfig
 
@@ -144,8 +144,8 @@ def open_archive(path):
     deflated, its header one NumPy writes (no Python objects, which only a pickle reads), and the size
     the header claims must be the size the zip directory gives it; all of them together must fit in memory.
     """
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise ValueError(f"load_checkpoint: {path} is not a regular file (a FIFO, a device or a socket)")
+    if os.path.exists(path) and not os.path.isfile(path):       # stat only: a FIFO is never opened
+        raise ValueError(f"load_checkpoint: {path} is not a regular file: it is {kind_of(path)}")
     try:
         archive = zipfile.ZipFile(path)
     except PermissionError:

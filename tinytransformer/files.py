@@ -95,6 +95,8 @@ def json_keys(path):
 def kind_of(path):
     """What is at path, in a few words, if it is not a regular file: 'a FIFO (named pipe)', 'a device', ..."""
     mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        return "a folder"
     if stat.S_ISFIFO(mode):
         return "a FIFO (named pipe)"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
