@@ -83,9 +83,11 @@ def check_option(task, field, low, high=None):
 
 
 def check_held_out_fits(task, rows, row_length):
-    """The held-out set, rows sequences of row_length tokens, and the working arrays that draw it (about
-    eight int64 arrays of that size) must fit in memory: one line before anything is drawn."""
-    check_fits(8 * 8 * rows * row_length, f"the held-out set ({rows:,} sequences of {row_length:,} tokens)",
+    """The held-out set, rows sequences of row_length tokens, must fit in memory with the working arrays that
+    draw it (about eight int64 arrays of its size) and with one attention map over it (float32, one head: it
+    is evaluated in one batch): one line before anything is drawn."""
+    check_fits(rows * (8 * 8 * row_length + 4 * row_length ** 2),
+               f"the held-out set ({rows:,} sequences of {row_length:,} tokens) and one attention map over it",
                task.name)
 
 
