@@ -722,8 +722,9 @@ def translate_model(tmp_path_factory):
 
 def test_case_33_a_beam_too_wide_for_memory_is_one_line(translate_model, capsys):
     capsys.readouterr()
+    from tinytransformer.cli.translate import BATCH
     assert main(["translate", "--load", str(translate_model), "--beam", "1000000000000", "The dog sleeps."]) == 2
-    assert re.search(r"--beam 1000000000000 \(of 64 sentences at a time\) needs about [\d.]+ GiB of memory",
+    assert re.search(rf"--beam 1000000000000 \(of {BATCH} sentences at a time\) needs about [\d.]+ GiB of memory",
                      one_line(capsys.readouterr().err))
 
 
@@ -756,15 +757,16 @@ def test_case_33_standard_input_is_translated_a_batch_at_a_time(translate_model,
     read = []
 
     class Lines:
-        """Standard input that counts the lines read, and what had been printed by then."""
+        """Standard input that records, as each line is read, how many lines were printed since the last one."""
         def __iter__(self):
-            for number in range(1, 1001):
+            for number in range(1, 3 * translate.BATCH + 1):
                 read.append(len(capsys.readouterr().out.splitlines()))
                 yield b"The dog sleeps.\n"
         buffer = property(lambda self: self)
     monkeypatch.setattr("sys.stdin", Lines())
     assert main(["translate", "--load", str(translate_model)]) == 0
-    assert len(read) == 1000 and read[translate.BATCH] > 0         # the first batch was out before line 65 was read
+    B = translate.BATCH                 # read[i]: lines printed between reading line i and line i + 1
+    assert len(read) == 3 * B and read[B] == read[2 * B] == B and sum(read) == 2 * B   # a batch, printed at once
 
 
 # ---- the API's argument checks: one ValueError/TypeError naming what was expected and what came

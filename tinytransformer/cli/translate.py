@@ -11,7 +11,7 @@ import sys
 
 from .common import BadInput, say
 
-BATCH = 64                # lines of standard input translated together
+BATCH = 1024              # lines translated together: 20,000 lines took 7.5 s at 1024, 9.0 s at 256, 26 s at 64
 
 
 def add_parser(commands):
