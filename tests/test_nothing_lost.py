@@ -561,6 +561,13 @@ def test_case_29_standard_output_on_a_full_device_is_one_line_before_training(tm
     assert not (tmp_path / "m.npz").exists()
 
 
+def test_case_29_any_command_on_a_full_standard_output_is_one_line():
+    with open("/dev/full", "w") as full:
+        done = run_command("gradcheck", "--ops", "linear", stdout=full)
+    assert done.returncode == 2
+    assert one_line(done.stderr) == "python -m tinytransformer gradcheck: the disk is full (No space left on device)"
+
+
 def test_case_30_an_update_that_overflows_the_weights_keeps_the_last_good_model(tmp_path, capsys, monkeypatch):
     from tinytransformer.optim import Adam
     real_step, calls = Adam.step, []

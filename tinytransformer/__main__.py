@@ -11,6 +11,7 @@ import sys
 from .cli import assignment, grade, gradcheck, train, translate
 from .cli.common import BadInput, Parser
 from .course.edition import EditionError
+from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
 
 COMMANDS = (train, translate, gradcheck, assignment, grade)     # each: add_parser(commands), which sets the command's run
@@ -43,6 +44,12 @@ def main(argv=None):
     except BrokenPipeError:                     # `... | head -1` closed standard output: stop quietly, as Unix tools do
         quiet_stdout()
         return 141                              # 128 + SIGPIPE, what a shell reports for such a tool
+    except OSError as error:                    # a full disk under standard output (> /dev/full) or a file not
+        if error.errno not in FULL_DISK:        # written through files.py: one line
+            raise
+        quiet_stdout()
+        print(f"{parser.prog} {args.command}: {reason(error)}", file=sys.stderr)
+        return 2
 
 
 def quiet_stdout():
