@@ -212,11 +212,11 @@ def test_a_model_that_cannot_be_written_at_the_end_is_saved_elsewhere(tmp_path, 
     from tinytransformer import checkpoint
     real_save, failed = checkpoint.save_checkpoint, []
 
-    def save_once_failing(model, path, step=None):
+    def save_once_failing(model, path, step=None, force=False):
         if not failed:
             failed.append(path)
             raise OSError("No space left on device")
-        real_save(model, path, step)
+        real_save(model, path, step, force)
 
     monkeypatch.setattr(checkpoint, "save_checkpoint", save_once_failing)
     main(["train", "--task", "copy", *TINY_REVERSE, "--steps", "2", "--save", str(tmp_path / "model.npz")])

@@ -170,12 +170,13 @@ def test_case_12_a_plot_extension_matplotlib_cannot_write_is_refused(tmp_path, c
 def test_case_14_a_summary_that_cannot_be_written_at_the_end_is_one_line(tmp_path, capsys, monkeypatch):
     from tinytransformer import files
 
-    def full_disk(path, write, mode="wb"):
+    def full_disk(path, write, *options):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(files, "atomic_write", full_disk)
     status = main(["train", *TINY, "--steps", "2", "--json", str(tmp_path / "run.json")])
     err = capsys.readouterr().err
-    assert status == 2 and err.strip().splitlines()[-1].endswith("could not write the summary (No space left on device)")
+    assert status == 2 and err.strip().splitlines()[-1].endswith(
+        "could not write it: the disk is full (No space left on device); nothing was written")
 
 
 def test_case_15_an_infinite_learning_rate_is_refused(capsys):
@@ -355,7 +356,8 @@ def test_case_23_op_arguments(call, message):
 
 def test_case_10_sizes_that_cannot_fit_are_one_line_up_front(capsys):
     err = refused(capsys, "--seq-len", "5000", task=["--task", "copy"])
-    assert re.search(r"a training step of this model and batch needs about [\d.]+ GiB of memory; this machine "
+    assert re.search(r"(a training step of this model and batch|the held-out set \(1,000 sequences of 5,001 tokens\) "
+                     r"and one attention map over it) needs about [\d.]+ GiB of memory; this machine "
                      r"has [\d.]+ GiB available", err)
     assert "GiB of memory" in refused(capsys, "--d-ff", str(10**11), task=["--task", "copy"])
 
@@ -374,3 +376,470 @@ def test_case_8_the_check_counts_no_embedding_for_a_vision_transformer(tmp_path)
                                      n_classes=3, patch_pixels=5, positions="learned")
     save_checkpoint(tt.nn.VisionTransformer(config, rng=0), tmp_path / "vit.npz")
     assert type(load_checkpoint(tmp_path / "vit.npz")) is tt.nn.VisionTransformer
+
+
+# ---- third pass: outputs that are not regular files, found late, replaced meanwhile, a full disk, a closed pipe
+
+def run_command(*arguments, unprivileged=False, stdout=subprocess.PIPE, timeout=120):
+    """python -m tinytransformer arguments in a child process -> CompletedProcess. unprivileged: as root
+    without its power over permissions (setpriv drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), so that
+    a file's mode applies to it as to any user."""
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if unprivileged else []
+    return subprocess.run([*drop, sys.executable, "-m", "tinytransformer", *arguments], stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": ROOT})
+
+
+def one_line(err):
+    """The one line of err (stderr), with no traceback."""
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+@pytest.mark.parametrize("flag, name", [("--save", "m.npz"), ("--json", "m.json"), ("--plot", "m.png")])
+@pytest.mark.parametrize("what", ["fifo", "device", "link to /dev/full"])
+def test_case_25_an_output_that_is_not_a_regular_file_is_refused_at_once(tmp_path, flag, name, what):
+    path = tmp_path / name
+    if what == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink("/dev/full" if what == "link to /dev/full" else "/dev/null", path)
+    done = run_command("train", *TINY, "--steps", "2", flag, str(path), timeout=60)    # a hang is a failure
+    kind = "a FIFO (named pipe)" if what == "fifo" else "a device"
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"{flag} {path}: expected a regular file, got {kind}" in one_line(done.stderr)
+
+
+def test_case_25_save_checkpoint_into_a_fifo_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "m.npz")
+    with pytest.raises(ValueError, match="expected a regular file, got a FIFO"):
+        save_checkpoint(tiny_model(), tmp_path / "m.npz")
+
+
+@pytest.mark.parametrize("flag, name", [("--save", "m.npz"), ("--json", "m.json"), ("--plot", "m.png")])
+def test_case_26_a_name_too_long_is_found_before_training(tmp_path, capsys, flag, name):
+    path = tmp_path / ("x" * 300 + name)
+    assert f"{flag} {path}: a file cannot be created there: File name too long" in refused(capsys, flag, str(path))
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture
+def as_a_user():
+    """Skip unless root with setpriv: permissions are tested on root without its power over them."""
+    import shutil
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv, to drop root's power over permissions")
+
+
+NOBODY = 65534
+
+
+@pytest.mark.parametrize("flag, name", [("--save", "m.npz"), ("--json", "m.json"), ("--plot", "m.png")])
+def test_case_26_a_folder_writable_but_not_searchable_is_found_before_training(tmp_path, as_a_user, flag, name):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o200)                                       # write, but no search (x): nothing can be created
+    done = run_command("train", *TINY, "--steps", "2", flag, str(locked / name), unprivileged=True)
+    locked.chmod(0o700)
+    assert done.returncode == 2 and done.stdout == ""          # not even the header: no training
+    assert "a file cannot be created there: Permission denied" in one_line(done.stderr)
+
+
+def test_case_26_an_unwritable_folder_is_found_before_training(tmp_path, as_a_user):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)                          # another user's folder, 0755
+    done = run_command("train", *TINY, "--steps", "2", "--save", str(theirs / "m.npz"), unprivileged=True)
+    assert done.returncode == 2 and f"the folder {theirs} cannot be written" in one_line(done.stderr)
+
+
+def train_then(monkeypatch, meanwhile):
+    """Make train() call meanwhile() once training is done, as a user who acts while it runs."""
+    from tinytransformer import train as train_module
+    real_train = train_module.train
+
+    def train_and_act(*arguments, **options):
+        result = real_train(*arguments, **options)
+        meanwhile()
+        return result
+    monkeypatch.setattr(train_module, "train", train_and_act)
+
+
+@pytest.mark.parametrize("flag, name", [("--json", "out.json"), ("--plot", "out.png")])
+def test_case_27_a_file_made_at_an_output_path_during_training_is_kept(tmp_path, capsys, monkeypatch, flag, name):
+    path = tmp_path / name
+    train_then(monkeypatch, lambda: path.write_text("made by the user while training ran"))
+    status = main(["train", *TINY, "--steps", "2", flag, str(path)])
+    err = capsys.readouterr().err
+    assert path.read_text() == "made by the user while training ran"
+    assert status == 2 and "the file exists and was not written by tinytransformer" in err.splitlines()[-1]
+    assert "Traceback" not in err and sorted(os.listdir(tmp_path)) == [name]    # no temporary file left
+
+
+def test_case_27_the_model_is_kept_when_its_path_was_taken_during_training(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "m.npz"
+    train_then(monkeypatch, lambda: path.write_text("mine"))
+    main(["train", *TINY, "--steps", "2", "--save", str(path)])
+    kept = re.search(r"the trained model is saved in (\S+\.npz)", capsys.readouterr().err).group(1)
+    assert path.read_text() == "mine" and type(load_checkpoint(kept)) is tt.nn.Transformer
+    os.remove(kept)
+    os.rmdir(os.path.dirname(kept))
+
+
+def test_case_27_force_is_honoured_for_save(tmp_path, capsys):
+    path = tmp_path / "m.npz"
+    path.write_text("old notes the user chose to replace")
+    assert main(["train", *TINY, "--steps", "2", "--save", str(path), "--force"]) in (0, 1)
+    assert "saved in" not in capsys.readouterr().err                # no fallback: the model is where it was asked
+    assert checkpoint_step(path) == 2
+
+
+def fill(folder):
+    """Write a file called filler into folder, as large as the disk has room for."""
+    room = os.statvfs(folder)
+    (folder / "filler").write_bytes(b"\0" * room.f_bavail * room.f_bsize)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A folder on a 1 MiB tmpfs, full (an empty file can still be made); unmounted afterwards. Root only."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root, to mount a small tmpfs")
+    try:
+        fill(folder)
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("flag, name", [("--save", "m.npz"), ("--json", "m.json"), ("--plot", "m.png")])
+def test_case_28_a_full_disk_is_one_line_and_loses_nothing(small_disk, capsys, flag, name):
+    path = small_disk / name
+    status = main(["train", *TINY, "--d-model", "32", "--d-ff", "64", "--steps", "2", flag, str(path)])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and sorted(os.listdir(small_disk)) == ["filler"]   # no partial file
+    last = err.strip().splitlines()[-1]
+    if flag == "--save":                                        # the model is kept elsewhere, and said where
+        kept = re.search(r"could not write .*\(the disk is full \(No space left on device\)\); the trained model "
+                         r"is saved in (\S+\.npz)", last).group(1)
+        assert type(load_checkpoint(kept)) is tt.nn.Transformer
+        os.remove(kept)
+        os.rmdir(os.path.dirname(kept))
+    else:
+        assert status == 2 and f"{flag} {path}: could not write it: the disk is full" in last
+
+
+def test_case_28_save_checkpoint_on_a_full_disk_leaves_the_old_checkpoint(small_disk):
+    path = small_disk / "m.npz"
+    os.remove(small_disk / "filler")
+    save_checkpoint(tiny_model(), path)
+    before = path.read_bytes()
+    fill(small_disk)
+    big = tt.nn.GPT(tt.nn.TransformerConfig(vocab_size=7, d_model=64, n_heads=2, n_layers=2, d_ff=64, max_len=8))
+    with pytest.raises(OSError, match="No space left on device"):
+        save_checkpoint(big, path)
+    assert path.read_bytes() == before and sorted(os.listdir(small_disk)) == ["filler", "m.npz"]
+
+
+def test_case_29_a_closed_pipe_never_costs_the_model(tmp_path):
+    path = tmp_path / "m.npz"
+    child = subprocess.Popen(f"{sys.executable} -u -m tinytransformer train {' '.join(TINY)} --steps 20 "
+                             f"--save {path} | head -1", shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "PYTHONPATH": ROOT})
+    out, err = child.communicate(timeout=120)
+    assert out.startswith("copy task") and "Traceback" not in err and "Broken pipe" not in err, err
+    assert checkpoint_step(path) == 20                       # saved before any result was printed
+
+
+def test_case_29_standard_output_on_a_full_device_is_one_line_before_training(tmp_path):
+    with open("/dev/full", "w") as full:
+        done = run_command("train", *TINY, "--steps", "2", "--save", str(tmp_path / "m.npz"), stdout=full)
+    assert done.returncode == 2
+    assert "standard output cannot be written: the disk is full" in one_line(done.stderr)
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_case_29_any_command_on_a_full_standard_output_is_one_line():
+    with open("/dev/full", "w") as full:
+        done = run_command("gradcheck", "--ops", "linear", stdout=full)
+    assert done.returncode == 2
+    assert one_line(done.stderr) == "python -m tinytransformer gradcheck: the disk is full (No space left on device)"
+
+
+def test_case_30_an_update_that_overflows_the_weights_keeps_the_last_good_model(tmp_path, capsys, monkeypatch):
+    from tinytransformer.optim import Adam
+    real_step, calls = Adam.step, []
+
+    def infinite_gradient_at_step_3(optimizer):
+        calls.append(1)
+        if len(calls) == 3:                                   # a finite loss, an infinite gradient: m/sqrt(v) is nan
+            optimizer.params[0].grad = np.full_like(optimizer.params[0].grad, np.inf)
+        real_step(optimizer)
+    monkeypatch.setattr(Adam, "step", infinite_gradient_at_step_3)
+    path = tmp_path / "m.npz"
+    status = main(["train", *TINY, "--steps", "10", "--save", str(path)])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 1 and last == (f"train: the update of step 3 would make weights NaN or infinite; the model of "
+                                    f"step 2 is saved in {path}")
+    model = load_checkpoint(path)
+    assert checkpoint_step(path) == 2 and all(np.isfinite(p.data).all() for p in model.parameters())
+
+
+def test_case_30_adam_refuses_an_update_that_overflows_and_keeps_the_weights():
+    w = tt.Tensor(np.array([3.0e38], dtype=np.float32), requires_grad=True)
+    optimizer = tt.optim.Adam([w], lr=1e37)
+    with pytest.raises(FloatingPointError, match="Adam: the update of step \\d+ would make weights NaN or infinite"):
+        for _ in range(10):
+            w.grad = np.array([-1.0], dtype=np.float32)         # each step adds about lr to the weight
+            before = w.data.copy()
+            optimizer.step()
+    assert w.data == before and np.isfinite(w.data).all()
+
+
+def test_case_30_an_overflow_at_the_first_step_says_nothing_was_saved(tmp_path, capsys):
+    status = main(["train", *TINY, "--lr-scale", "1e300", "--warmup", "1", "--steps", "3",
+                   "--save", str(tmp_path / "m.npz")])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 1 and "the update of step 1 would make weights NaN or infinite" in last
+    assert "no step was completed; nothing saved" in last and "lost" not in last
+
+
+@pytest.mark.parametrize("task", [["--task", "mlm", "--k-max", "1000000"], ["--task", "classify", "--k-max", "1000000"],
+                                  ["--task", "copy", "--seq-len", "1000000000"],
+                                  ["--task", "reverse", "--seq-len", "1000000000"]])
+def test_case_31_sizes_that_cannot_fit_are_one_line_up_front(capsys, task):
+    start = time.perf_counter()
+    assert "GiB of memory" in refused(capsys, task=task)
+    assert time.perf_counter() - start < 10
+
+
+def test_case_31_an_empty_pretrained_path_is_one_line(capsys):
+    assert "--pretrained: expected a checkpoint's path, got ''" in refused(capsys, "--pretrained", "",
+                                                                           task=["--task", "classify"])
+
+
+# ---- the untrusted checkpoint: every entry's header checked before any array is read
+
+def crafted(tmp_path, change):
+    """A tiny GPT's checkpoint, rewritten entry by entry (deflated) through change({name: bytes}) -> {name: bytes}."""
+    import zipfile
+    path = tmp_path / "crafted.npz"
+    save_checkpoint(tiny_model(), path)
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in change(members).items():
+            archive.writestr(name, data)
+    return path
+
+
+def npy_bytes(array):
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def claims_5e9_elements(members):
+    header = npy_bytes(np.zeros(3, dtype=np.float32))
+    fake = header.replace(b"(3,)", b"(5000000000,)").replace(b"  \n", b"\n", 1)   # same header length
+    return {**members, "embed.table.npy": fake}
+
+
+def encrypted(path):
+    """Set the zip's 'encrypted' flag on every entry of the archive at path."""
+    data = bytearray(path.read_bytes())
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (start := data.find(signature, start)) != -1:
+            data[start + flag_at] |= 1
+            start += 4
+    path.write_bytes(bytes(data))
+    return path
+
+
+def config_of(members, change):
+    """members with the config entry's JSON text replaced by change(its fields) (a string)."""
+    fields = json.loads(str(np.load(__import__("io").BytesIO(members["config.npy"]))))
+    return {**members, "config.npy": npy_bytes(np.array(change(fields)))}
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: crafted(p, lambda m: {**m, "notes.txt": b"hello"}), "entry 'notes.txt' is not an .npy array"),
+    (lambda p: crafted(p, claims_5e9_elements), "its header claims 5,000,000,000 elements of float32 but it holds"),
+    (lambda p: encrypted(crafted(p, lambda m: m)), "is encrypted; a checkpoint never is"),
+    (lambda p: crafted(p, lambda m: config_of(m, lambda f: "[" * 100_000 + "]" * 100_000)),
+     "entry 'config' is <U200000 () of 800,128 bytes; expected one short value"),
+    (lambda p: crafted(p, lambda m: config_of(m, lambda f: "[" * 4000 + "]" * 4000)), "invalid config (nested too deep)"),
+    (lambda p: crafted(p, lambda m: config_of(m, lambda f: json.dumps({**f, "tie_embeddings": "false"}))),
+     "invalid config (TransformerConfig: tie_embeddings must be True or False, got 'false')"),
+    (lambda p: crafted(p, lambda m: {**m, "embed.table.npy": npy_bytes(np.zeros(2**20, dtype=np.float32))}),
+     "entry 'embed.table.npy' inflates from"),
+    (lambda p: crafted(p, lambda m: {**m, "model.npy": npy_bytes(np.random.default_rng(0).random((1000, 1000)))}),
+     "entry 'model' is float64 (1000, 1000) of 8,000,128 bytes; expected one short value"),
+])
+def test_case_32_a_crafted_checkpoint_is_one_value_error_naming_the_file(tmp_path, make, message):
+    path = make(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(message)) as caught:
+        load_checkpoint(path)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_case_32_a_crafted_checkpoint_is_one_line_from_translate_and_train(tmp_path, capsys):
+    path = crafted(tmp_path, claims_5e9_elements)
+    assert main(["translate", "--load", str(path), "The dog sleeps."]) == 2
+    assert "its header claims 5,000,000,000 elements" in one_line(capsys.readouterr().err)
+    assert "its header claims 5,000,000,000 elements" in refused(capsys, "--pretrained", str(path),
+                                                                 task=["--task", "classify"])
+
+
+def test_case_32_a_checkpoint_another_user_may_not_read_is_permission_denied(tmp_path, as_a_user):
+    path = tmp_path / "m.npz"
+    save_checkpoint(tiny_transformer(), path)
+    os.chown(path, NOBODY, NOBODY)
+    path.chmod(0o600)                                          # only its owner may read it
+    done = run_command("translate", "--load", str(path), "The dog sleeps.", unprivileged=True)
+    assert done.returncode == 2 and f"{path}: permission denied" in one_line(done.stderr)
+    assert "damaged" not in done.stderr
+
+
+def test_case_32_a_fifo_as_a_checkpoint_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "m.npz")
+    done = run_command("translate", "--load", str(tmp_path / "m.npz"), "The dog sleeps.", timeout=60)
+    assert done.returncode == 2 and "is not a regular file" in one_line(done.stderr)
+
+
+def test_case_32_a_config_field_that_must_be_a_bool_is_a_real_bool():
+    for name in ("norm_first", "tie_embeddings"):
+        with pytest.raises(TypeError, match=f"TransformerConfig: {name} must be True or False, got 'no'"):
+            tt.nn.TransformerConfig(vocab_size=7, **{name: "no"})
+
+
+# ---- translate: a huge beam, bytes that are not UTF-8, a closed pipe, a long standard input
+
+@pytest.fixture(scope="module")
+def translate_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("translate") / "m.npz"
+    assert main(["train", "--task", "translate", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+                 "--steps", "1", "--eval-every", "0", "--save", str(path)]) == 1
+    return path
+
+
+def test_case_33_a_beam_too_wide_for_memory_is_one_line(translate_model, capsys):
+    capsys.readouterr()
+    from tinytransformer.cli.translate import BATCH
+    assert main(["translate", "--load", str(translate_model), "--beam", "1000000000000", "The dog sleeps."]) == 2
+    assert re.search(rf"--beam 1000000000000 \(of {BATCH} sentences at a time\) needs about [\d.]+ GiB of memory",
+                     one_line(capsys.readouterr().err))
+
+
+def test_case_33_lines_that_are_not_utf8_are_answered_on_stderr_and_the_rest_translated(translate_model):
+    lines = [b"The dog sleeps.", b"The caf\xe9 sleeps.", b"\xff\xfe\x00", "The cat sleeps.".encode(), b"The purple dog."]
+    done = subprocess.run([sys.executable, "-m", "tinytransformer", "translate", "--load", str(translate_model)],
+                          input=b"\n".join(lines) + b"\n", capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+    out, err = done.stdout.decode().splitlines(), done.stderr.decode().splitlines()
+    assert done.returncode == 1 and "Traceback" not in done.stderr.decode()
+    assert len(out) == 5 and out[0] and out[3] and out[1] == out[2] == out[4] == ""      # aligned with the input
+    assert err[:2] == ["python -m tinytransformer translate: line 2 of standard input: not UTF-8 text (byte 0xe9 "
+                       "at position 7)",
+                       "python -m tinytransformer translate: line 3 of standard input: not UTF-8 text (byte 0xff "
+                       "at position 0)"]
+    assert len(err) == 3 and err[2].startswith("python -m tinytransformer translate: line 5 of standard input: "
+                                               "'purple' is not in the vocabulary; it knows 105 English words")
+
+
+def test_case_33_translate_into_a_closed_pipe_ends_quietly(translate_model, tmp_path):
+    (tmp_path / "in.txt").write_text("The dog sleeps.\n" * 500)
+    done = subprocess.run(f"{sys.executable} -m tinytransformer translate --load {translate_model} < in.txt | head -1",
+                          shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+    assert len(done.stdout.splitlines()) == 1 and done.stderr == ""
+
+
+def test_case_33_standard_input_is_translated_a_batch_at_a_time(translate_model, capsys, monkeypatch):
+    from tinytransformer.cli import translate
+    read = []
+
+    class Lines:
+        """Standard input that records, as each line is read, how many lines were printed since the last one."""
+        def __iter__(self):
+            for number in range(1, 3 * translate.BATCH + 1):
+                read.append(len(capsys.readouterr().out.splitlines()))
+                yield b"The dog sleeps.\n"
+        buffer = property(lambda self: self)
+    monkeypatch.setattr("sys.stdin", Lines())
+    assert main(["translate", "--load", str(translate_model)]) == 0
+    B = translate.BATCH                 # read[i]: lines printed between reading line i and line i + 1
+    assert len(read) == 3 * B and read[B] == read[2 * B] == B and sum(read) == 2 * B   # a batch, printed at once
+
+
+# ---- the API's argument checks: one ValueError/TypeError naming what was expected and what came
+
+def another_tapes_tensor():
+    x = tt.Tensor(np.ones(3), requires_grad=True)
+    with tt.Tape():
+        y = x * 2.0
+    with tt.Tape():
+        return (y * 3.0).sum()
+
+
+def loss_of_another_tape():
+    x = tt.Tensor(np.ones(3), requires_grad=True)
+    with tt.Tape() as t1:
+        (x * 2.0).sum()
+    with tt.Tape():
+        loss = (x * 3.0).sum()
+    t1.backward(loss)
+
+
+def params():
+    return [tt.Tensor(np.ones(3), requires_grad=True)]
+
+
+def clip_an_infinite_gradient():
+    p = params()
+    p[0].grad = np.array([np.inf, 1.0, 1.0])
+    tt.optim.clip_grad_norm(p, 1.0)
+
+
+ONES = np.ones((2, 4))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: tt.functional.layer_norm(ONES, np.ones(4), np.zeros(4), eps=np.nan), ValueError,
+     "layer_norm: eps must be a finite number > 0, got nan"),
+    (lambda: tt.functional.layer_norm(np.array(1.0), np.ones(1), np.zeros(1)), ValueError,
+     "layer_norm: x must have at least one axis (..., D), got a 0-d array"),
+    (lambda: tt.Tensor(ONES).transpose(0, 5), ValueError,
+     "transpose: axes must each be an axis of x in [-2, 2) (x is (2, 4)), got (0, 5)"),
+    (lambda: tt.functional.sinusoidal_positions(2.5, 4), ValueError, "sinusoidal_positions: T must be an integer >= 0, got 2.5"),
+    (another_tapes_tensor, ValueError, "mul: an input was computed inside another `with Tape()` block, now closed"),
+    (loss_of_another_tape, ValueError, "backward: output was not recorded on this tape"),
+    (lambda: tt.nn.TransformerConfig(vocab_size=7, norm_first="no"), TypeError,
+     "TransformerConfig: norm_first must be True or False, got 'no'"),
+    (lambda: tt.nn.TransformerConfig(vocab_size=7, tie_embeddings="false"), TypeError,
+     "TransformerConfig: tie_embeddings must be True or False, got 'false'"),
+    (lambda: tt.optim.Adam(params(), lr=np.nan), ValueError, "Adam: lr must be a finite number >= 0, got nan"),
+    (lambda: tt.optim.Adam(params(), lr=1e-3, betas=(1.5, 0.9)), ValueError,
+     "Adam: betas[0] must be a finite number in [0, 1), got 1.5"),
+    (lambda: tt.optim.SGD(params(), lr=0.1, momentum=-1), ValueError, "SGD: momentum must be a finite number >= 0, got -1"),
+    (lambda: tt.optim.clip_grad_norm(params(), max_norm=np.nan), ValueError,
+     "clip_grad_norm: max_norm must be a finite number > 0, got nan"),
+    (clip_an_infinite_gradient, FloatingPointError, "clip_grad_norm: the gradients' joint norm is inf"),
+    (lambda: tt.optim.WarmupSchedule(64, 2.5), ValueError, "WarmupSchedule: warmup must be an integer >= 1, got 2.5"),
+])
+def test_case_34_api_arguments_are_one_clear_error(call, error, message):
+    with pytest.raises(error, match=re.escape(message)) as caught:
+        call()
+    assert "\n" not in str(caught.value)
+
+
+def test_case_34_an_infinite_gradient_is_not_clipped_into_nan():
+    p = params()
+    p[0].grad = np.array([np.inf, 1.0, 1.0])
+    with pytest.raises(FloatingPointError):
+        tt.optim.clip_grad_norm(p, 1.0)
+    assert p[0].grad.tolist() == [np.inf, 1.0, 1.0]                # unchanged, never NaN

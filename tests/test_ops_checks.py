@@ -96,7 +96,7 @@ BAD_INPUTS = {
         r"layer_norm: beta must have shape \(5,\) .* got \(1, 5\)"),
     "layer_norm: eps not positive": (
         lambda: F.layer_norm(x235, np.ones(5), np.zeros(5), eps=0.0), ValueError,
-        r"layer_norm: eps must be positive, got 0.0"),
+        r"layer_norm: eps must be a finite number > 0, got 0.0"),
     "dropout: p = 1": (
         lambda: F.dropout(x235, 1.0, np.random.default_rng(0)), ValueError, r"dropout: p must be in \[0, 1\), got 1.0"),
     "dropout: p < 0": (

@@ -2,6 +2,8 @@
 
 In a student edition a backward pass not written yet raises NotImplementedError("write softmax_backward
 first: file:line"); a command that runs into one stops with that line, not a traceback (exit status 1).
+Standard output closed by its reader (`| head -1`) ends a command quietly (exit status 141), after the
+files it writes: each command writes its files before it prints its results.
 """
 import os
 import sys
@@ -9,6 +11,7 @@ import sys
 from .cli import assignment, grade, gradcheck, train, translate
 from .cli.common import BadInput, Parser
 from .course.edition import EditionError
+from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
 
 COMMANDS = (train, translate, gradcheck, assignment, grade)     # each: add_parser(commands), which sets the command's run
@@ -29,13 +32,34 @@ def main(argv=None):
     user_chose_threads = any(name in os.environ for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
     use_speed_settings(blas_threads=None if user_chose_threads else 1)
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()                      # what is still buffered: a closed pipe is found here, not at exit
+        return status
     except (BadInput, EditionError) as error:
         print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
         return 2
     except NotImplementedError as error:        # a student edition: a backward pass still to write
         print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:                     # `... | head -1` closed standard output: stop quietly, as Unix tools do
+        quiet_stdout()
+        return 141                              # 128 + SIGPIPE, what a shell reports for such a tool
+    except OSError as error:                    # a full disk under standard output (> /dev/full) or a file not
+        if error.errno not in FULL_DISK:        # written through files.py: one line
+            raise
+        quiet_stdout()
+        print(f"{parser.prog} {args.command}: {reason(error)}", file=sys.stderr)
+        return 2
+
+
+def quiet_stdout():
+    """Point standard output at /dev/null, so that Python's last flush at exit does not fail on a closed pipe."""
+    try:
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(descriptor, sys.stdout.fileno())
+        os.close(descriptor)
+    except (OSError, ValueError, AttributeError):     # not a real file (captured by a test): nothing to quiet
+        pass
 
 
 if __name__ == "__main__":

@@ -10,18 +10,26 @@ its stack was called `layers` (it was `decoder`) are read under the new names. I
 loading a file can never run code. Anything that does not fit — no file, a
 damaged file, a missing, extra or mis-shaped parameter, a config that does
 not describe the parameters — is a clear error, never a half-loaded model.
-A config is checked against the parameters in the file before any model is
-built, so a file claiming 10^11 tokens or 10^6 layers costs nothing to refuse.
+The file is not trusted: every entry's zip record and .npy header are read
+and checked (an .npy array, not encrypted, no Python objects, the size its
+header claims, all of them against memory) before any array is read; the
+config (a short flat JSON object) is checked against the parameters' headers
+before any model is built, so a file claiming 10^11 tokens, 10^6 layers or
+an array of 5e9 elements (a zip bomb) costs nothing to refuse. Every failure
+is one ValueError naming the file.
 """
+import contextlib
 import dataclasses
 import json
+import math
 import os
+import typing
 import zipfile
 import zlib
 
 import numpy as np
 
-from .files import atomic_write, check_output
+from .files import atomic_write, check_output, kind_of
 from .memory import check_fits, parameter_floor
 from .nn import MODELS, TransformerConfig
 
@@ -30,22 +38,27 @@ CONFIG_KEY, MODEL_KEY, STEP_KEY = "config", "model", "step"
 RENAMED = {"GPT": [("decoder.", "layers."), ("decoder_norm.", "final_norm.")]}
 # what reading a damaged entry of a zip archive can raise
 READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
+MAX_CONFIG_CHARACTERS = 10_000     # a config is one flat JSON object of a few hundred characters
+# save_checkpoint stores entries uncompressed, and trained weights compress by a few percent: an entry that
+# inflates over MAX_INFLATION times (past MIN_COMPRESSED bytes: a small bias of zeros may) is a zip bomb
+MAX_INFLATION, MIN_COMPRESSED = 100, 2**14
 
 
-def save_checkpoint(model, path, step=None):
+def save_checkpoint(model, path, step=None, force=False):
     """Write every parameter of model and its config (and step, the training step, if given) to path (.npz).
 
     The file is written beside path under a temporary name and then renamed
-    over it, so a crash never leaves a half-written checkpoint. An existing
-    file is only replaced if it is itself a checkpoint. Weights holding NaN or
-    infinite values are refused (load_checkpoint would refuse them too).
+    over it, so a crash or a full disk never leaves a half-written checkpoint. An existing
+    file is only replaced if it is itself a checkpoint (checked again just before the rename), or with
+    force. path must be a regular file or none (files.check_output). Weights holding NaN or infinite
+    values are refused (load_checkpoint would refuse them too).
     """
     if type(model) not in MODELS.values():
         raise TypeError(f"save_checkpoint: model must be one of {list(MODELS)}, got {type(model).__name__}")
     check_output("save_checkpoint", path, None)
-    if os.path.exists(path) and not is_checkpoint(path):
+    if os.path.exists(path) and not force and not is_checkpoint(path):
         raise FileExistsError(f"save_checkpoint: {path} exists and is not a tinytransformer checkpoint; "
-                              "refusing to overwrite it")
+                              "refusing to overwrite it (force=True replaces it)")
     arrays = {name: p.data for name, p in model.named_parameters()}
     broken = [name for name, array in arrays.items() if not np.all(np.isfinite(array))]
     if broken:
@@ -55,53 +68,58 @@ def save_checkpoint(model, path, step=None):
     arrays[MODEL_KEY] = np.array(type(model).__name__)
     if step is not None:
         arrays[STEP_KEY] = np.array(int(step))
-    atomic_write(path, lambda f: np.savez(f, **arrays))
+    atomic_write(path, lambda f: np.savez(f, **arrays), may_replace=None if force else is_checkpoint)
 
 
 def checkpoint_step(path):
     """The training step the checkpoint at path was saved at, or None if it does not say."""
-    arrays = read_arrays(path)
-    return int(arrays[STEP_KEY]) if STEP_KEY in arrays else None
+    with open_archive(path) as (archive, entries):
+        return int(read_small(archive, entries, STEP_KEY, path)) if STEP_KEY in entries else None
 
 
 def is_checkpoint(path):
-    """True if path is an .npz archive with a config entry (its parameters are not checked)."""
+    """True if path is a regular file, an .npz archive with a config entry (its parameters are not read)."""
     try:
-        return CONFIG_KEY in read_arrays(path)
-    except ValueError:
+        with open_archive(path) as (_, entries):
+            return CONFIG_KEY in entries
+    except (ValueError, OSError):
         return False
 
 
 def load_checkpoint(path):
     """Read a file written by save_checkpoint -> the model it holds, of its class, in eval mode (dropout off).
 
-    Call model.train() to continue training it.
+    Call model.train() to continue training it. The file is not trusted: every entry's header is read
+    and checked (name, dtype, shape, size against memory and against the config) before any array is.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"load_checkpoint: expected a path (str), got {type(path).__name__}")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path) or not os.fspath(path):
         raise FileNotFoundError(f"load_checkpoint: no checkpoint file at {path}")
-    arrays = read_arrays(path)
-    if CONFIG_KEY not in arrays:
-        raise ValueError(f"load_checkpoint: {path} has no {CONFIG_KEY!r} entry; "
-                         "it is not a tinytransformer checkpoint")
-    model_class = read_model_class(arrays.pop(MODEL_KEY, np.array("Transformer")), path)
-    arrays.pop(STEP_KEY, None)
-    arrays = {renamed(model_class.__name__, name): array for name, array in arrays.items()}
-    config = read_config(arrays.pop(CONFIG_KEY), path)
-    check_config_fits(config, arrays, path)
-    model = model_class(config, rng=0)
-    expected = dict(model.named_parameters())
-    missing = [name for name in expected if name not in arrays]
-    extra = [name for name in arrays if name not in expected]
-    if missing or extra:
-        raise ValueError(f"load_checkpoint: {path} does not match its config: "
-                         f"missing parameters {missing}, unexpected entries {extra}")
-    for name, p in expected.items():
-        saved = arrays[name]
-        if saved.shape != p.shape or saved.dtype != p.dtype:
-            raise ValueError(f"load_checkpoint: {path}: parameter {name} is {saved.dtype} {saved.shape} "
-                             f"but the config needs {p.dtype} {p.shape}")
+    with open_archive(path) as (archive, entries):
+        if CONFIG_KEY not in entries:
+            raise ValueError(f"load_checkpoint: {path} has no {CONFIG_KEY!r} entry; "
+                             "it is not a tinytransformer checkpoint")
+        saved_class = read_small(archive, entries, MODEL_KEY, path) if MODEL_KEY in entries else np.array("Transformer")
+        model_class = read_model_class(saved_class, path)
+        config = read_config(read_small(archive, entries, CONFIG_KEY, path), path)
+        headers = {renamed(model_class.__name__, name): (name, entry) for name, entry in entries.items()
+                   if name not in (CONFIG_KEY, MODEL_KEY, STEP_KEY)}
+        check_config_fits(config, {name: entry.shape for name, (_, entry) in headers.items()}, path)
+        model = model_class(config, rng=0)
+        expected = dict(model.named_parameters())
+        missing = [name for name in expected if name not in headers]
+        extra = [name for name in headers if name not in expected]
+        if missing or extra:
+            raise ValueError(f"load_checkpoint: {path} does not match its config: "
+                             f"missing parameters {missing}, unexpected entries {extra}")
+        for name, p in expected.items():
+            entry = headers[name][1]
+            if entry.shape != p.shape or entry.dtype != p.dtype:
+                raise ValueError(f"load_checkpoint: {path}: parameter {name} is {entry.dtype} {entry.shape} "
+                                 f"but the config needs {p.dtype} {p.shape}")
+        arrays = {name: read_entry(archive, entries, headers[name][0], path) for name in expected}
+    for name, saved in arrays.items():
         if not np.all(np.isfinite(saved)):
             raise ValueError(f"load_checkpoint: {path}: parameter {name} holds NaN or infinite values")
     for name, p in expected.items():
@@ -109,35 +127,116 @@ def load_checkpoint(path):
     return model.eval()
 
 
-def read_arrays(path):
-    """Every entry of the .npz archive at path, read in full: {name: ndarray}.
+class Entry(typing.NamedTuple):
+    """One array of an .npz archive, as its header describes it (nothing of the array itself read)."""
+    info: zipfile.ZipInfo
+    dtype: np.dtype
+    shape: tuple
 
-    An .npz file is a zip archive of .npy files; a truncated one has lost the
-    zip's directory at its end, so it is not recognised as a zip at all.
+
+@contextlib.contextmanager
+def open_archive(path):
+    """Open the .npz archive at path and read every entry's header, trusting nothing: yields (the ZipFile,
+    {name: Entry}). Each failure is a ValueError of one line naming the file.
+
+    An .npz file is a zip archive of .npy files; a truncated one has lost the zip's directory at its end,
+    so it is not recognised as a zip at all. Each entry must be an .npy file, not encrypted, stored or
+    deflated, its header one NumPy writes (no Python objects, which only a pickle reads), and the size
+    the header claims must be the size the zip directory gives it; all of them together must fit in memory.
     """
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"load_checkpoint: {path} is not an .npz checkpoint: not a zip archive "
-                         "(damaged, truncated, or another kind of file)")
+    if os.path.exists(path) and not os.path.isfile(path):       # stat only: a FIFO is never opened
+        raise ValueError(f"load_checkpoint: {path} is not a regular file: it is {kind_of(path)}")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
+        archive = zipfile.ZipFile(path)
+    except PermissionError:
+        raise ValueError(f"load_checkpoint: {path}: permission denied (this user may not read it)") from None
+    except FileNotFoundError:
+        raise FileNotFoundError(f"load_checkpoint: no checkpoint file at {path}") from None
+    except READ_ERRORS:
+        raise ValueError(f"load_checkpoint: {path} is not an .npz checkpoint: not a zip archive "
+                         "(damaged, truncated, or another kind of file)") from None
+    with archive:
+        entries = {info.filename.removesuffix(".npy"): read_header(archive, info, path) for info in archive.infolist()}
+        check_fits(sum(entry.info.file_size for entry in entries.values()), "its arrays", f"load_checkpoint: {path}")
+        yield archive, entries
+
+
+def read_header(archive, info, path):
+    """The Entry of one member of the archive, from its zip directory record and its .npy header."""
+    damaged = f"load_checkpoint: {path} is damaged: entry {info.filename!r}"
+    if not info.filename.endswith(".npy"):
+        raise ValueError(f"{damaged} is not an .npy array")
+    if info.flag_bits & 0x1:
+        raise ValueError(f"{damaged} is encrypted; a checkpoint never is")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ValueError(f"{damaged} is compressed by method {info.compress_type}; expected stored or deflated")
+    if info.file_size > MAX_INFLATION * max(info.compress_size, MIN_COMPRESSED):      # weights hardly compress
+        raise ValueError(f"{damaged} inflates from {info.compress_size:,} to {info.file_size:,} bytes; "
+                         f"weights never compress {MAX_INFLATION} times (a zip bomb?)")
+    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    try:
+        with archive.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            if version not in read:
+                raise ValueError(f"it has .npy version {version}; expected 1.0 or 2.0")
+            shape, _, dtype = read[version](f)
+            header_bytes = f.tell()
     except READ_ERRORS as error:
-        raise ValueError(f"load_checkpoint: {path} is damaged: {type(error).__name__}: {error}") from error
+        raise ValueError(f"{damaged} has no readable .npy header ({type(error).__name__}: {error})") from None
+    if dtype.hasobject:
+        raise ValueError(f"{damaged} holds Python objects, which only a pickle can read; allow_pickle is off")
+    elements = math.prod(shape)
+    if header_bytes + elements * dtype.itemsize != info.file_size:
+        raise ValueError(f"{damaged}: its header claims {elements:,} elements of {dtype} but it holds "
+                         f"{info.file_size - header_bytes:,} bytes")
+    return Entry(info, dtype, tuple(shape))
+
+
+def read_entry(archive, entries, name, path):
+    """The array of one entry whose header open_archive checked."""
+    try:
+        with archive.open(entries[name].info) as f:
+            return np.lib.format.read_array(f, allow_pickle=False)
+    except READ_ERRORS as error:
+        raise ValueError(f"load_checkpoint: {path} is damaged: {type(error).__name__}: {error}") from None
+
+
+def read_small(archive, entries, name, path):
+    """The array of one of the entries that are not parameters (config, model, step): a single value of
+    a few hundred bytes, its size checked before it is read."""
+    entry = entries[name]
+    if entry.shape != () or entry.info.file_size > 4 * MAX_CONFIG_CHARACTERS + 1024:
+        raise ValueError(f"load_checkpoint: {path} is damaged: entry {name!r} is {entry.dtype} {entry.shape} of "
+                         f"{entry.info.file_size:,} bytes; expected one short value")
+    return read_entry(archive, entries, name, path)
 
 
 def read_config(entry, path):
-    """The JSON string saved under "config" -> a TransformerConfig (which checks its own values)."""
+    """The JSON string saved under "config" -> a TransformerConfig (which checks its own values).
+
+    A config is one flat object of a few hundred characters: a longer text, or one nested too deep for
+    Python's parser, is refused as invalid."""
+    text = str(entry)
     try:
-        fields = json.loads(str(entry))
+        if entry.dtype.kind != "U" or len(text) > MAX_CONFIG_CHARACTERS:
+            raise ValueError(f"expected a JSON text of at most {MAX_CONFIG_CHARACTERS:,} characters, "
+                             f"got {entry.dtype} of {len(text):,} characters")
+        fields = json.loads(text)
+        if not isinstance(fields, dict):
+            raise ValueError(f"expected a JSON object, got {type(fields).__name__}")
         return TransformerConfig(**fields)
+    except RecursionError:
+        raise ValueError(f"load_checkpoint: {path} has an invalid config (nested too deep)") from None
     except (json.JSONDecodeError, TypeError, ValueError) as error:
-        raise ValueError(f"load_checkpoint: {path} has an invalid config ({error})") from error
+        raise ValueError(f"load_checkpoint: {path} has an invalid config ({error})") from None
 
 
-def check_config_fits(config, arrays, path):
-    """Before building the model: the config must not describe more parameters than the file holds, and the
-    model it describes (its parameters and position table, in float64) must fit in memory."""
-    held, floor = sum(array.size for array in arrays.values()), parameter_floor(config, "embed.table" in arrays)
+def check_config_fits(config, shapes, path):
+    """Before building the model: the config must not describe more parameters than the file holds
+    (shapes: {name: shape} from the headers), and the model it describes (its parameters and position
+    table, in float64) must fit in memory."""
+    held = sum(math.prod(shape) for shape in shapes.values())
+    floor = parameter_floor(config, "embed.table" in shapes)
     if floor > held:
         raise ValueError(f"load_checkpoint: {path} does not match its config: the config describes at least "
                          f"{floor:,} parameters, the file holds {held:,}")

@@ -13,6 +13,7 @@ parameter whose .grad is None (it did not take part in the loss) is skipped.
 """
 import numpy as np
 
+from .ops.checks import check_integer, check_number
 from .tensor import Tensor
 
 
@@ -27,8 +28,7 @@ class Optimizer:
                                 f"requires_grad=True, got {p!r}")
         if len({id(p) for p in self.params}) != len(self.params):
             raise ValueError(f"{type(self).__name__}: a parameter appears twice; it would be updated twice")
-        if lr < 0:
-            raise ValueError(f"{type(self).__name__}: lr must be >= 0, got {lr}")
+        check_number(type(self).__name__, "lr", lr, 0)
         self.lr = lr            # a schedule may set this before each step
 
     def zero_grad(self):
@@ -46,6 +46,8 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
         super().__init__(params, lr)
+        check_number("SGD", "momentum", momentum, 0)
+        check_number("SGD", "weight_decay", weight_decay, 0)
         self.momentum, self.weight_decay = momentum, weight_decay
         self.velocity = [np.zeros_like(p.data) for p in self.params]
 
@@ -71,12 +73,19 @@ class Adam(Optimizer):
     The update is the same for every weight, so all parameters live in one flat
     vector (self.flat) and each parameter's .data is a view into it: one update
     over the whole vector instead of one per parameter (about 2-4% of a
-    classroom step, benchmarks/ab_speedups.py). A parameter whose .data was replaced (load_checkpoint does
+    classroom step, benchmarks/ab_speedups.py). An update that would make any weight NaN or infinite is
+    not made: step raises FloatingPointError and the weights stay as they were (m, v and t have moved on:
+    stop training). A parameter whose .data was replaced (load_checkpoint does
     so) is copied back into the vector before the next step, so it keeps training.
     """
 
     def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
         super().__init__(params, lr)
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
+        for name, beta in zip(("betas[0]", "betas[1]"), betas):
+            check_number("Adam", name, beta, 0, 1, high_open=True)
+        check_number("Adam", "eps", eps, 0)
         dtypes = {p.data.dtype for p in self.params}
         if len(dtypes) > 1:
             raise TypeError(f"Adam: every parameter must have one dtype (they share one vector), got {dtypes}")
@@ -118,9 +127,14 @@ class Adam(Optimizer):
         self.m += (1.0 - self.beta1) * g
         self.v *= self.beta2
         self.v += (1.0 - self.beta2) * g ** 2
-        self.flat -= self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
+        with np.errstate(over="ignore", invalid="ignore"):   # an overflow is checked for just below
+            updated = self.flat - self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
         for part, w, m, v in skipped:
-            self.flat[part], self.m[part], self.v[part] = w, m, v
+            updated[part], self.m[part], self.v[part] = w, m, v
+        if not np.isfinite(updated).all():       # an overflow (a huge lr, an infinite gradient): weights kept
+            raise FloatingPointError(f"Adam: the update of step {self.t} would make weights NaN or infinite "
+                                     f"(lr={self.lr:g}); the weights are kept as they were")
+        self.flat[...] = updated
 
 
 class WarmupSchedule:
@@ -133,9 +147,9 @@ class WarmupSchedule:
     """
 
     def __init__(self, d_model, warmup, scale=1.0):
-        if d_model < 1 or warmup < 1 or scale <= 0:
-            raise ValueError(f"WarmupSchedule: d_model and warmup must be >= 1 and scale > 0, "
-                             f"got d_model={d_model}, warmup={warmup}, scale={scale}")
+        check_integer("WarmupSchedule", "d_model", d_model, 1)
+        check_integer("WarmupSchedule", "warmup", warmup, 1)
+        check_number("WarmupSchedule", "scale", scale, 0, low_open=True)
         self.d_model, self.warmup, self.scale = d_model, warmup, scale
 
     def __call__(self, step):
@@ -150,13 +164,15 @@ def clip_grad_norm(params, max_norm):
         total_norm = sqrt(sum over all gradients of sum(g**2))
         if total_norm > max_norm:  g = g * max_norm / total_norm
 
-    Returns total_norm before clipping. Out of place (p.grad = p.grad * s): one
+    Returns total_norm before clipping; a NaN or infinite norm is a FloatingPointError, the gradients unchanged. Out of place (p.grad = p.grad * s): one
     gradient array may be shared by two tensors, so it is never changed in place.
     """
-    if max_norm <= 0:
-        raise ValueError(f"clip_grad_norm: max_norm must be > 0, got {max_norm}")
+    check_number("clip_grad_norm", "max_norm", max_norm, 0, low_open=True)
     with_grad = [p for p in params if p.grad is not None]
     total_norm = float(np.sqrt(sum(float(np.sum(p.grad.astype(np.float64) ** 2)) for p in with_grad)))
+    if not np.isfinite(total_norm):           # scaling by max_norm / inf would turn an infinite gradient into NaN
+        raise FloatingPointError(f"clip_grad_norm: the gradients' joint norm is {total_norm} (a gradient holds "
+                                 "NaN or infinite values); nothing was clipped")
     if total_norm > max_norm:
         s = max_norm / total_norm
         for p in with_grad:

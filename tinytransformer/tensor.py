@@ -99,6 +99,11 @@ def apply_with_cache(forward, backward, *inputs, **options):
         out, cache = forward(*arrays, **options)
         return Tensor(out), cache
     tape = _active_tapes[-1]
+    for t in inputs:    # computed on a tape now closed: backward here could not reach what it came from
+        if isinstance(t, Tensor) and t._tape is not None and t._tape not in _active_tapes and not tape.holds(t):
+            raise ValueError(f"{forward.__name__.removesuffix('_forward')}: an input was computed inside another "
+                             "`with Tape()` block, now closed, so no gradient could reach what it was computed "
+                             "from; compute it inside this block, or pass Tensor(x.data) as a constant")
     out, cache = tape.run_forward(forward, arrays, options)
     out = Tensor(out)
     out.requires_grad, out._tape = True, tape
@@ -153,6 +158,9 @@ class Tape:
             grad = np.ones_like(output.data)
         elif np.shape(grad) != output.shape:
             raise ValueError(f"backward: grad has shape {np.shape(grad)} but output has {output.shape}")
+        if not self.holds(output):
+            raise ValueError("backward: output was not recorded on this tape (it was on another one, or on none); "
+                             "call the backward of the tape that recorded it: output.backward()")
         output.grad = grad if output.grad is None else output.grad + grad
         for record in reversed(self.records):
             dout = record.output.grad
@@ -163,6 +171,10 @@ class Tape:
                 if isinstance(t, Tensor) and t.requires_grad and g is not None:
                     t.grad = g if t.grad is None else t.grad + g
         self.release()
+
+    def holds(self, tensor):
+        """True if this tape recorded the op that made tensor (a leaf: False)."""
+        return tensor._tape is self or any(record.output is tensor for record in self.records)
 
     def release(self):
         """Free the caches and make the recorded arrays writeable again; the tape can no longer be replayed."""

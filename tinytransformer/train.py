@@ -15,8 +15,9 @@ held-out loss (text, mlm). What differs from task to task (the model, a batch,
 the loss, the evaluation, the settings) lives in tasks/; the loop below is the same.
 
 Training stops early, keeping the model of the last good step, on Ctrl-C or SIGTERM (the step under way
-is finished; a second Ctrl-C stops at once) and on a loss that is NaN or infinite (no update is made
-from it); result.stopped says why and when.
+is finished; a second Ctrl-C stops at once), on a loss that is NaN or infinite (no update is made
+from it) and on an update that would make a weight NaN or infinite (Adam refuses it); result.stopped
+says why and when.
 """
 import dataclasses
 import signal
@@ -179,7 +180,11 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
             start = time.perf_counter()
             batch = task.batch(settings.batch_size, data_rng)
             optimizer.lr = schedule(step)
-            loss = train_step(model, optimizer, batch, task.loss, settings.label_smoothing, settings.clip_norm)
+            try:
+                loss = train_step(model, optimizer, batch, task.loss, settings.label_smoothing, settings.clip_norm)
+            except FloatingPointError:               # Adam refused an update that overflowed: the weights are kept
+                stopped = f"the update of step {step} would make weights NaN or infinite"
+                break
             train_seconds += time.perf_counter() - start
             if not np.isfinite(loss):
                 stopped = f"the loss was {loss} at step {step}"

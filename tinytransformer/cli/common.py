@@ -22,3 +22,15 @@ def seed(text):
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
     return value
+
+
+def say(text):
+    """Print text on standard output now (flushed). Standard output on a full disk or a device that refuses it
+    is BadInput; a closed pipe (`| head -1`) raises BrokenPipeError, which __main__ ends quietly."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        from ..files import reason
+        raise BadInput(f"standard output cannot be written: {reason(error)}") from None

@@ -14,7 +14,7 @@ import tempfile
 
 import numpy as np
 
-from .common import BadInput, seed
+from .common import BadInput, say, seed
 
 
 def declared_flags():
@@ -85,17 +85,21 @@ def is_plot(path):
         return False
 
 
-def save_or_keep(model, path, step):
-    """Save the trained model to path; should that fail now, save it in a new temporary file instead and say where.
-    A first Ctrl-C or SIGTERM while saving waits for the file to be written."""
+def save_or_keep(model, path, step, force=False):
+    """Save the trained model to path (replacing a file that is not a checkpoint only if force); should that
+    fail now (a full disk, a file put there during training), save it in a new temporary file instead and say
+    where. A first Ctrl-C or SIGTERM while saving waits for the file to be written."""
     from .. import checkpoint
+    from ..files import reason as why
     from ..train import StopSignals
     try:
         with StopSignals():
-            checkpoint.save_checkpoint(model, path, step=step)
+            checkpoint.save_checkpoint(model, path, step=step, force=force)
         return
-    except (OSError, ValueError) as error:
+    except ValueError as error:
         reason = error
+    except OSError as error:
+        reason = why(error) if error.errno else error
     fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path) or "model.npz")
     try:
         checkpoint.save_checkpoint(model, fallback, step=step)
@@ -104,16 +108,17 @@ def save_or_keep(model, path, step):
     print(f"train: could not write {path} ({reason}); the trained model is saved in {fallback}", file=sys.stderr)
 
 
-def write_summary(path, summary):
-    """The --json summary, written atomically; a NaN or infinity is written as null (JSON has neither)."""
-    from ..files import atomic_write
+def write_summary(path, summary, force):
+    """The --json summary, written atomically (files.write_output: checked again now); a NaN or infinity is
+    written as null (JSON has neither)."""
+    from ..files import OutputError, write_output
     summary = {key: None if isinstance(value, float) and not np.isfinite(value) else value
                for key, value in summary.items()}
     text = json.dumps(summary, indent=1, allow_nan=False)
     try:
-        atomic_write(path, lambda f: f.write(text.encode("utf-8")))
-    except OSError as error:
-        raise BadInput(f"--json {path}: could not write the summary ({error.strerror or error})") from None
+        write_output("--json", path, lambda f: f.write(text.encode("utf-8")), is_ours=is_summary, force=force)
+    except OutputError as error:
+        raise BadInput(str(error)) from None
 
 
 def train_command(args):
@@ -127,6 +132,8 @@ def train_command(args):
 
     flags, declared_by = declared_flags()
     task_options = given(args, flags["task"])
+    if task_options.get("pretrained") == "":
+        raise BadInput("--pretrained: expected a checkpoint's path, got '' (an unset shell variable?)")
     foreign = [flag.flag for flag in flags["task"].values()
                if flag.field in task_options and args.task not in [name for name, _ in declared_by[flag.flag]]]
     if foreign:
@@ -149,34 +156,34 @@ def train_command(args):
     if args.profile:
         return profile_command(args, task, settings, task.new_model(config, np.random.default_rng(args.seed)))
     check_outputs(args, pretrained)
-    print(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "
-          f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
-          + (f", from {pretrained}" if pretrained else ""))
+    say(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "     # a closed or full
+        f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
+        + (f", from {pretrained}" if pretrained else ""))                                  # stdout: found now
     result = train(config, task, seed=args.seed, **given(args, flags["training"]))
     if result.stopped:
         return stopped_early(args, result)
+    if args.save:          # first, before any line is printed: the trained model is what took the time
+        save_or_keep(result.model, args.save, result.steps, args.force)
     reached = result.reached_target_at_step
     target = settings.target_accuracy if task.exact else None
     measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
-    if task.exact:
-        print(f"held-out {task.measure} {result.exact_match:.1%} after {result.steps} steps; "
-              + (f"reached {target:.0%} at step {reached}" if reached
-                 else f"did not reach {target:.0%}" if target is not None else "no target"))
-    else:
-        print(f"held-out loss {result.held_out_loss:.4f} after {result.steps} steps "
-              f"(training loss {result.final_loss:.4f})"
-              + "".join(f"; {name.replace('_', ' ')} {value:.4f}" for name, value in measures.items()))
-    print(f"{result.wall_seconds:.1f} s wall, {result.train_seconds:.1f} s in training steps, "
-          f"{result.ms_per_step:.1f} ms/step")
-    if args.save:                               # first: the trained model is what took the time
-        save_or_keep(result.model, args.save, result.steps)
-    print("\n" + "\n".join(task.show(result.model)))
     if args.json:
         summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
         summary.update(measures, **task.model_measures(result.model))     # translate: BLEU, chrF, examples
-        write_summary(args.json, summary)
+        write_summary(args.json, summary, args.force)
     if args.plot:
-        plot_training(result, task, args.plot)
+        plot_training(result, task, args.plot, args.force)
+    if task.exact:
+        say(f"held-out {task.measure} {result.exact_match:.1%} after {result.steps} steps; "
+            + (f"reached {target:.0%} at step {reached}" if reached
+               else f"did not reach {target:.0%}" if target is not None else "no target"))
+    else:
+        say(f"held-out loss {result.held_out_loss:.4f} after {result.steps} steps "
+            f"(training loss {result.final_loss:.4f})"
+            + "".join(f"; {name.replace('_', ' ')} {value:.4f}" for name, value in measures.items()))
+    say(f"{result.wall_seconds:.1f} s wall, {result.train_seconds:.1f} s in training steps, "
+        f"{result.ms_per_step:.1f} ms/step")
+    say("\n" + "\n".join(task.show(result.model)))
     return 0 if reached or target is None else 1
 
 
@@ -202,12 +209,13 @@ def stopped_early(args, result):
     """Training stopped by Ctrl-C, SIGTERM or a NaN loss: save the model of the last good step, say so in one
     line (exit status 130 for a signal, 1 for a NaN loss)."""
     if args.save and result.steps:
-        save_or_keep(result.model, args.save, result.steps)
+        save_or_keep(result.model, args.save, result.steps, args.force)
         kept = f"the model of step {result.steps} is saved in {args.save}"
     else:
         kept = "nothing saved (no --save)" if result.steps else "no step was completed; nothing saved"
     if args.json:
-        write_summary(args.json, {key: value for key, value in result.summary().items() if key != "eval_history"})
+        write_summary(args.json, {key: value for key, value in result.summary().items() if key != "eval_history"},
+                      args.force)
     print(f"train: {result.stopped}; {kept}", file=sys.stderr)
     return 130 if result.stopped.startswith("interrupted") else 1
 
@@ -239,7 +247,7 @@ def profile_command(args, task, settings, model):
     return 0
 
 
-def plot_training(result, task, path):
+def plot_training(result, task, path, force=False):
     """A PNG: the loss curve, and the last layer's attention on one held-out example (mean over heads):
     cross-attention for the encoder-decoder, self-attention for GPT and BERT; the loss curve alone for a
     task without an example to plot (its plot_example gives None).
@@ -264,9 +272,14 @@ def plot_training(result, task, path):
         probs = probs_by_layer[last][0].mean(axis=0)                     # (h, T_q, T_k) -> (T_q, T_k)
         plot.attention_heatmap(probs, x_labels=key_labels, y_labels=query_labels,
                                ax=axes[0, 1], title=f"{last}, mean over heads")
-    from ..files import atomic_write
-    atomic_write(path, lambda f: figure.savefig(f, format=os.path.splitext(path)[1][1:].lower(), dpi=100))
-    plot.plt.close(figure)
+    from ..files import OutputError, write_output
+    try:
+        write_output("--plot", path, lambda f: figure.savefig(f, format=os.path.splitext(path)[1][1:].lower(), dpi=100),
+                     is_ours=is_plot, force=force)
+    except OutputError as error:
+        raise BadInput(str(error)) from None
+    finally:
+        plot.plt.close(figure)
 
 
 def per_task_defaults(field):

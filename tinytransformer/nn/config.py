@@ -42,6 +42,9 @@ class TransformerConfig:
                              f"n_heads={self.n_heads}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"TransformerConfig: dropout must be in [0, 1), got {self.dropout}")
+        for name in ("norm_first", "tie_embeddings"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"TransformerConfig: {name} must be True or False, got {getattr(self, name)!r}")
         for name, allowed in (("activation", ACTIVATIONS), ("dtype", DTYPES), ("positions", POSITIONS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"TransformerConfig: {name} must be one of {list(allowed)}, "

@@ -170,6 +170,9 @@ def reshape_backward(dout, cache):
 
 def transpose_forward(x, axes=None):
     """Return (x with its axes permuted by axes, cache): None reverses them."""
+    if axes is not None and not all(isinstance(a, numbers.Integral) and -x.ndim <= a < x.ndim for a in axes):
+        raise ValueError(f"transpose: axes must each be an axis of x in [-{x.ndim}, {x.ndim}) (x is {x.shape}), "
+                         f"got {tuple(axes)}")
     axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(a % x.ndim for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes of {x.shape}")

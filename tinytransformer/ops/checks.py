@@ -54,6 +54,19 @@ def check_mask(op, keep, target_shape, target_name="scores"):
                          f"{target_name} of shape {tuple(target_shape)}")
 
 
+def check_number(op, name, value, low=None, high=None, low_open=False, high_open=False):
+    """value must be a real number (not a bool, not NaN or infinite) in [low, high]; low_open, high_open: the
+    bound itself excluded."""
+    bounds = ("(" if low_open else "[") + f"{low}, {high}" + (")" if high_open else "]")
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value) and \
+        (low is None or (value > low if low_open else value >= low)) and \
+        (high is None or (value < high if high_open else value <= high))
+    if not ok:
+        expected = ("a finite number" + (f" in {bounds}" if high is not None else "" if low is None else
+                                         f" {'>' if low_open else '>='} {low}"))
+        raise ValueError(f"{op}: {name} must be {expected}, got {value!r}")
+
+
 def check_integer(op, name, value, low):
     """value must be an integer (not a bool, not 2.5) >= low."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:

@@ -39,8 +39,8 @@ def _positions(T, d_model):
 
 def sinusoidal_positions(T, d_model):
     """(T, d_model) float64: P[t, 2i] = sin(t / 10000^(2i/d_model)), P[t, 2i+1] = cos(same)."""
-    if T < 0 or d_model < 1:
-        raise ValueError(f"sinusoidal_positions: need T >= 0 and d_model >= 1, got {T}, {d_model}")
+    check_integer("sinusoidal_positions", "T", T, 0)
+    check_integer("sinusoidal_positions", "d_model", d_model, 1)
     return _positions(int(T), int(d_model)).copy()
 
 

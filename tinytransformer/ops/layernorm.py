@@ -7,18 +7,19 @@
 import numpy as np
 
 from .basic import unbroadcast
-from .checks import check_float
+from .checks import check_float, check_number
 
 
 def layer_norm_forward(x, gamma, beta, eps=1e-5):
     """x (..., D), gamma (D,), beta (D,)  ->  y (..., D)."""
     check_float("layer_norm", x=x, gamma=gamma, beta=beta)
+    if np.ndim(x) < 1:
+        raise ValueError("layer_norm: x must have at least one axis (..., D), got a 0-d array")
     D = x.shape[-1]
     for name, p in (("gamma", gamma), ("beta", beta)):
         if p.shape != (D,):
             raise ValueError(f"layer_norm: {name} must have shape ({D},) to match x {x.shape}, got {p.shape}")
-    if eps <= 0:
-        raise ValueError(f"layer_norm: eps must be positive, got {eps}")
+    check_number("layer_norm", "eps", eps, 0, low_open=True)
     mean = x.mean(axis=-1, keepdims=True)                  # (..., 1)
     centered = x - mean                                    # (..., D)
     var = (centered * centered).mean(axis=-1, keepdims=True)   # (..., 1)

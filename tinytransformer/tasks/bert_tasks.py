@@ -17,7 +17,8 @@ from .cloze import cloze_logits
 from .masked_lm import make_sequences, pretraining_batch, token_names, vocab_size
 from .options import option
 from .sentence_order import masked_lm_and_order_loss, sentence_pair_batch
-from .task import BERT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
+from .task import (BERT_STYLE, Task, Training, check_held_out_fits, check_option, held_out_loss,
+                   language_model_loss)
 
 
 def min_half(k_max, variable_length):
@@ -69,6 +70,7 @@ class MaskedLMTask(Task):
             raise ValueError(f"mlm: the sentence objective needs halves of at least 3 symbols (with 2, every "
                              f"order of x is x or its reverse), got k_max={self.k_max}")
         self.k_min = min_half(self.k_max, self.variable_length)
+        check_held_out_fits(self, self.n_held_out, 1 + 2 * self.k_max)
         self.held_out = pretraining_batch(self.n_held_out, self.k_max, self.n_symbols, self.seed, self.p,
                                           self.k_min)
 

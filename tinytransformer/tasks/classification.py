@@ -25,7 +25,7 @@ from ..memory import check_fits
 from ..nn import inference
 from .batches import LabelledBatch
 from .options import option
-from .task import BERT_STYLE, Task, Training, check_option
+from .task import BERT_STYLE, Task, Training, check_held_out_fits, check_option
 
 
 @dataclasses.dataclass
@@ -55,6 +55,7 @@ class ClassificationTask(Task):
         check_option(self, "n_held_out", 1)
         # each labelled row is drawn (int64), kept as bytes to compare with the held-out rows, and copied once kept
         check_fits(4 * 8 * self.n_labelled * self.room()["max_len"], f"n_labelled = {self.n_labelled}", self.name)
+        check_held_out_fits(self, self.n_held_out, self.room()["max_len"])
         labelled_seed, eval_seed = np.random.SeedSequence(self.seed).spawn(2)
         self.held_out = self.sequences(self.n_held_out, np.random.default_rng(eval_seed))
         drawn = self.sequences(self.n_labelled, np.random.default_rng(labelled_seed))

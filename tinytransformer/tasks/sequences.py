@@ -21,7 +21,7 @@ from ..decode import greedy
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from .batches import Batch
 from .options import option
-from .task import Task, check_option, exact_match
+from .task import Task, check_held_out_fits, check_option, exact_match
 
 TASK_NAMES = ("copy", "reverse")           # the two tasks of this file, by name (tasks.TASKS holds every task)
 
@@ -121,6 +121,7 @@ class SequenceTask(Task):
     def __post_init__(self):
         for field in ("seq_len", "n_symbols", "n_held_out"):
             check_option(self, field, 1)
+        check_held_out_fits(self, self.n_held_out, self.seq_len + 1)
         self.held_out = self.batch(self.n_held_out, self.seed)
 
     def room(self):

@@ -30,6 +30,7 @@ import dataclasses
 import numpy as np
 
 from .. import functional as F
+from ..memory import check_fits
 from ..nn import TransformerConfig, inference
 from ..vocabulary import EOS, PAD
 from .options import option
@@ -83,6 +84,15 @@ def check_option(task, field, low, high=None):
             (high is not None and value > high):
         expected = f">= {low}" if high is None else f"from {low} to {high}"
         raise ValueError(f"{task.name}: {field} must be an integer {expected}, got {value!r}")
+
+
+def check_held_out_fits(task, rows, row_length):
+    """The held-out set, rows sequences of row_length tokens, must fit in memory with the working arrays that
+    draw it (about eight int64 arrays of its size) and with one attention map over it (float32, one head: it
+    is evaluated in one batch): one line before anything is drawn."""
+    check_fits(rows * (8 * 8 * row_length + 4 * row_length ** 2),
+               f"the held-out set ({rows:,} sequences of {row_length:,} tokens) and one attention map over it",
+               task.name)
 
 
 class Task(abc.ABC):
