@@ -144,7 +144,8 @@ def test_a_mistake_that_raises_points_at_its_line(name):
     lines, first = inspect.getsourcelines(m.backward)
     mistake_line = first + next(i for i, line in enumerate(lines) if "# mistake:" in line)
     assert grade.where.startswith(f"tinytransformer/course/mistakes.py:{mistake_line}: ")
-    assert grade.problem.startswith("raised ValueError: matmul:")
+    assert grade.problem.startswith("raised ValueError in a matrix product: a shape does not fit") and \
+        "did you forget a transpose?" in grade.problem
 
 
 def test_the_in_place_relu_is_a_broken_contract():

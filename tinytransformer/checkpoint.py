@@ -34,8 +34,6 @@ from .memory import check_fits, parameter_floor
 from .nn import MODELS, TransformerConfig
 
 CONFIG_KEY, MODEL_KEY, STEP_KEY = "config", "model", "step"
-# parameters renamed since a checkpoint could be written: {class: [(old prefix, new prefix)]}
-RENAMED = {"GPT": [("decoder.", "layers."), ("decoder_norm.", "final_norm.")]}
 # what reading a damaged entry of a zip archive can raise
 READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
 MAX_CONFIG_CHARACTERS = 10_000     # a config is one flat JSON object of a few hundred characters
@@ -97,15 +95,15 @@ def load_checkpoint(path):
     if not os.path.lexists(path) or not os.fspath(path):
         raise FileNotFoundError(f"load_checkpoint: no checkpoint file at {path}")
     with open_archive(path) as (archive, entries):
-        if CONFIG_KEY not in entries:
-            raise ValueError(f"load_checkpoint: {path} has no {CONFIG_KEY!r} entry; "
+        missing_keys = [key for key in (CONFIG_KEY, MODEL_KEY) if key not in entries]
+        if missing_keys:
+            raise ValueError(f"load_checkpoint: {path} has no {missing_keys[0]!r} entry; "
                              "it is not a tinytransformer checkpoint")
-        saved_class = read_small(archive, entries, MODEL_KEY, path) if MODEL_KEY in entries else np.array("Transformer")
-        model_class = read_model_class(saved_class, path)
+        model_class = read_model_class(read_small(archive, entries, MODEL_KEY, path), path)
         config = read_config(read_small(archive, entries, CONFIG_KEY, path), path)
-        headers = {renamed(model_class.__name__, name): (name, entry) for name, entry in entries.items()
+        headers = {name: entry for name, entry in entries.items()
                    if name not in (CONFIG_KEY, MODEL_KEY, STEP_KEY)}
-        check_config_fits(config, {name: entry.shape for name, (_, entry) in headers.items()}, path)
+        check_config_fits(config, {name: entry.shape for name, entry in headers.items()}, path)
         model = model_class(config, rng=0)
         expected = dict(model.named_parameters())
         missing = [name for name in expected if name not in headers]
@@ -114,11 +112,11 @@ def load_checkpoint(path):
             raise ValueError(f"load_checkpoint: {path} does not match its config: "
                              f"missing parameters {missing}, unexpected entries {extra}")
         for name, p in expected.items():
-            entry = headers[name][1]
+            entry = headers[name]
             if entry.shape != p.shape or entry.dtype != p.dtype:
                 raise ValueError(f"load_checkpoint: {path}: parameter {name} is {entry.dtype} {entry.shape} "
                                  f"but the config needs {p.dtype} {p.shape}")
-        arrays = {name: read_entry(archive, entries, headers[name][0], path) for name in expected}
+        arrays = {name: read_entry(archive, entries, name, path) for name in expected}
     for name, saved in arrays.items():
         if not np.all(np.isfinite(saved)):
             raise ValueError(f"load_checkpoint: {path}: parameter {name} holds NaN or infinite values")
@@ -244,16 +242,8 @@ def check_config_fits(config, shapes, path):
                f"load_checkpoint: {path}")
 
 
-def renamed(class_name, name):
-    """A parameter's name in this version, for a file written when it had an older one (RENAMED)."""
-    for old, new in RENAMED.get(class_name, []):
-        if name.startswith(old):
-            return new + name[len(old):]
-    return name
-
-
 def read_model_class(entry, path):
-    """The name saved under "model" -> the class (a file older than the entry: the caller passes "Transformer")."""
+    """The name saved under "model" -> the class."""
     name = str(entry)
     if name not in MODELS:
         raise ValueError(f"load_checkpoint: {path} holds a model of unknown class {name!r}; "

@@ -25,7 +25,7 @@ process of its own and decides in the instructor's.
 """
 from .cases import CHECKS
 from .op_grading import (FAIL, NOT_WRITTEN, PASS, PROJECT, first_run,  # noqa: F401  (the grader's words, in one place)
-                         grade_op as _grade_one_op, is_float_array)
+                         grade_trials, is_float_array)
 from .report import HEADER, explain, passed, report  # noqa: F401  (re-exported: no __all__, so the book documents each once)
 from .tape_grading import TAPE, grade_tape
 
@@ -47,4 +47,4 @@ def grade_op(op, backward=None, seed=0):
         return grade_tape(backward, seed)
     if op not in op_names():
         raise ValueError(f"grader: no op named {op!r}; the ops are: {', '.join(op_names())}")
-    return _grade_one_op(op, backward, seed)
+    return grade_trials(op, backward, seed)

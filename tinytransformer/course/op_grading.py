@@ -88,8 +88,9 @@ def op_cases(op):
     return cases
 
 
-def grade_op(op, backward=None, seed=0):
-    """Grade one op's backward (the library's, or `backward` in its place) on every trial of the op."""
+def grade_trials(op, backward=None, seed=0):
+    """Grade one op's backward (the library's, or `backward` in its place) on every trial of the op
+    (grader.grade_op, which also knows the tape, is the one to call)."""
     backward = backward or op_cases(op)[0].backward
     return judge(op, trials(op, seed), lambda trial: call_in_process(backward, trial))
 
