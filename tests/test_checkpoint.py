@@ -69,21 +69,6 @@ def test_every_model_round_trips_as_its_own_class(tmp_path, name):
         np.testing.assert_array_equal(loaded.classify(IDS).data, model.classify(IDS).data)
 
 
-def test_an_old_checkpoint_loads_as_a_transformer_with_the_new_fields_defaulted(saved):
-    """Files written before the "model" entry and the positions/pad_id/n_classes fields."""
-    model, path = saved
-    arrays = arrays_of(path)
-    del arrays["model"]
-    config = json.loads(str(arrays["config"]))
-    arrays["config"] = np.array(json.dumps({k: v for k, v in config.items()
-                                            if k not in ("positions", "pad_id", "n_classes")}))
-    rewrite(path, arrays)
-    loaded = tt.load_checkpoint(path)
-    assert type(loaded) is Transformer and loaded.config == model.config
-    assert (loaded.config.positions, loaded.config.pad_id, loaded.config.n_classes) == ("sinusoidal", 0, None)
-    np.testing.assert_array_equal(loaded(SRC, TGT_IN).data, model.eval()(SRC, TGT_IN).data)
-
-
 @pytest.mark.parametrize("key", ["config", "model"])
 def test_a_file_without_its_config_or_its_class_is_not_a_checkpoint(saved, key):
     _, path = saved
