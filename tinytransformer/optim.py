@@ -1,7 +1,7 @@
-"""Optimizers, the paper's learning-rate schedule, and gradient clipping.
+"""Optimizers, learning-rate schedules, and gradient clipping.
 
-    optimizer = Adam(model.parameters(), lr=0.0)
-    schedule = WarmupSchedule(d_model=64, warmup=200)
+    optimizer = Adam(model.parameters(), lr=0.0)     # or AdamW(..., weight_decay=0.01), as today's LLMs
+    schedule = WarmupSchedule(d_model=64, warmup=200)  # or WarmupCosineSchedule(3e-3, warmup=100, cycle=2000)
     for step in range(1, n_steps + 1):
         optimizer.lr = schedule(step)
         optimizer.zero_grad()
@@ -11,6 +11,9 @@
 An optimizer updates each parameter's .data in place from its .grad; a
 parameter whose .grad is None (it did not take part in the loss) is skipped.
 """
+import math
+import numbers
+
 import numpy as np
 
 from .tensor import Tensor
@@ -27,7 +30,7 @@ class Optimizer:
                                 f"requires_grad=True, got {p!r}")
         if len({id(p) for p in self.params}) != len(self.params):
             raise ValueError(f"{type(self).__name__}: a parameter appears twice; it would be updated twice")
-        if lr < 0:
+        if not lr >= 0:                                 # also refuses nan, which compares False
             raise ValueError(f"{type(self).__name__}: lr must be >= 0, got {lr}")
         self.lr = lr            # a schedule may set this before each step
 
@@ -59,6 +62,14 @@ class SGD(Optimizer):
             p.data -= self.lr * v
 
 
+def check_adam_options(name, betas, eps):
+    """betas (beta1, beta2) each in [0, 1) and eps >= 0, or a ValueError naming the one that is not."""
+    if len(betas) != 2 or not all(0.0 <= beta < 1.0 for beta in betas):
+        raise ValueError(f"{name}: betas must be two numbers in [0, 1), got {tuple(betas)}")
+    if not eps >= 0:
+        raise ValueError(f"{name}: eps must be >= 0, got {eps}")
+
+
 class Adam(Optimizer):
     """Adam (Kingma and Ba, 2015) with the paper's betas = (0.9, 0.98) and eps = 1e-9.
 
@@ -74,12 +85,14 @@ class Adam(Optimizer):
     classroom step, benchmarks/ab_speedups.py). A parameter whose .data was replaced (load_checkpoint does
     so) is copied back into the vector before the next step, so it keeps training.
     """
+    weight_decay = 0.0          # decoupled weight decay: AdamW's, none in Adam
 
     def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
         super().__init__(params, lr)
+        check_adam_options(type(self).__name__, betas, eps)
         dtypes = {p.data.dtype for p in self.params}
         if len(dtypes) > 1:
-            raise TypeError(f"Adam: every parameter must have one dtype (they share one vector), got {dtypes}")
+            raise TypeError(f"{type(self).__name__}: every parameter must have one dtype (they share one vector), got {dtypes}")
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.t = 0
@@ -114,6 +127,8 @@ class Adam(Optimizer):
         correction1 = 1.0 - self.beta1 ** self.t
         correction2 = 1.0 - self.beta2 ** self.t
         g = self.grad
+        if self.weight_decay:                    # AdamW: w shrinks towards 0 apart from the gradient's update
+            self.flat *= 1.0 - self.lr * self.weight_decay
         self.m *= self.beta1
         self.m += (1.0 - self.beta1) * g
         self.v *= self.beta2
@@ -121,6 +136,26 @@ class Adam(Optimizer):
         self.flat -= self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
         for part, w, m, v in skipped:
             self.flat[part], self.m[part], self.v[part] = w, m, v
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter, 2019), as torch.optim.AdamW step for step:
+
+        w = w - lr * weight_decay * w                 the decay, apart from the gradient
+        w = w - lr * m_hat / (sqrt(v_hat) + eps)      Adam's update, m and v as in Adam
+
+    Adam with an L2 term adds weight_decay * w to the gradient instead, so the
+    decay is divided by sqrt(v_hat) like the rest of it: weights with large
+    gradients are barely decayed. Here every weight decays by the same factor.
+    Every parameter is decayed, as torch does for one parameter group. The
+    defaults are torch's: betas (0.9, 0.999), eps 1e-8, weight_decay 0.01.
+    """
+
+    def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        if not weight_decay >= 0:
+            raise ValueError(f"AdamW: weight_decay must be >= 0, got {weight_decay}")
+        super().__init__(params, lr, betas, eps)
+        self.weight_decay = weight_decay
 
 
 class WarmupSchedule:
@@ -142,6 +177,40 @@ class WarmupSchedule:
         if step < 1:
             raise ValueError(f"WarmupSchedule: steps count from 1, got {step}")
         return self.scale * self.d_model ** -0.5 * min(step ** -0.5, step * self.warmup ** -1.5)
+
+
+class WarmupCosineSchedule:
+    """Linear warmup, then a half cosine down to min_lr, then flat: the schedule of today's LLMs.
+
+        lr(step) = max_lr * step / warmup                                      step <= warmup
+                 = min_lr + (max_lr - min_lr) * (1 + cos(pi * progress)) / 2   warmup < step < cycle
+                 = min_lr                                                       step >= cycle
+        progress = (step - warmup) / (cycle - warmup),  step = 0, 1, 2, ... (counted from 0, as is cycle)
+    """
+
+    def __init__(self, max_lr, warmup, cycle, min_lr=0.0):
+        for name, value in (("max_lr", max_lr), ("min_lr", min_lr)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
+                raise ValueError(f"WarmupCosineSchedule: {name} must be a finite number >= 0, got {value!r}")
+        if min_lr > max_lr:
+            raise ValueError(f"WarmupCosineSchedule: min_lr ({min_lr}) must not exceed max_lr ({max_lr})")
+        for name, value in (("warmup", warmup), ("cycle", cycle)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise ValueError(f"WarmupCosineSchedule: {name} must be an integer >= 0, got {value!r}")
+        if warmup > cycle:
+            raise ValueError(f"WarmupCosineSchedule: warmup ({warmup}) must not exceed cycle ({cycle}), "
+                             "which counts from step 0 too")
+        self.max_lr, self.warmup, self.cycle, self.min_lr = max_lr, warmup, cycle, min_lr
+
+    def __call__(self, step):
+        if step < 0:
+            raise ValueError(f"WarmupCosineSchedule: steps count from 0, got {step}")
+        if step <= self.warmup:
+            return self.max_lr * step / self.warmup if self.warmup else self.max_lr
+        if step >= self.cycle:
+            return self.min_lr
+        progress = (step - self.warmup) / (self.cycle - self.warmup)       # in (0, 1)
+        return self.min_lr + (self.max_lr - self.min_lr) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def clip_grad_norm(params, max_norm):
