@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from .. import functional as F
-from ..nn import TransformerConfig, inference
+from ..nn import TransformerConfig, inference, swiglu_d_ff
 from ..vocabulary import EOS, PAD
 from .options import option
 
@@ -34,6 +34,10 @@ from .options import option
 # trained without dropout; every task starts from it (the command line's --d-model and so on).
 CLASSROOM_MODEL = dict(dropout=0.0)
 GPT_STYLE = dict(positions="learned", norm_first=True, activation="gelu")     # GPT-2: pre-LN, GELU
+# LLaMA's block (TransformerConfig.llama_style) with the classroom model's feed-forward weights: SwiGLU's
+# three matrices at 2/3 of the classroom d_ff (nn.swiglu_d_ff(128) = 85) hold as many as its two
+MODERN_STYLE = dict(positions="rope", norm_first=True, norm="rms", activation="swiglu", bias=False,
+                    d_ff=swiglu_d_ff(TransformerConfig.d_ff))
 BERT_STYLE = dict(positions="learned", norm_first=False, activation="gelu")   # BERT: post-LN, GELU
 
 
@@ -88,7 +92,7 @@ class Task(abc.ABC):
     name = None                  # "copy", "reverse", "addition", "text", "mlm", "classify" or "translate"
     model_class = None           # nn.Transformer, nn.GPT or nn.BERT
     exact = True                 # evaluate gives held-out exact match (else the held-out loss)
-    model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE)
+    model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE, MODERN_STYLE)
     training = Training()
 
     @abc.abstractmethod
