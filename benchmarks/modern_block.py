@@ -56,8 +56,8 @@ def main():
     for block in BLOCKS:
         finals = [r["final_held_out_loss"] for r in runs if r["block"] == block]
         best = [min(loss for _, loss in r["eval_history"]) for r in runs if r["block"] == block]
-        print(f"{block:<7} final held-out loss {', '.join(f'{x:.3f}' for x in finals)} (mean {sum(finals) / len(finals):.3f}); "
-              f"lowest on the way {', '.join(f'{x:.3f}' for x in best)}")
+        print(f"{block:<7} final held-out loss {', '.join(f'{x:.3f}' for x in finals)} "
+              f"(mean {sum(finals) / len(finals):.3f}); lowest on the way {', '.join(f'{x:.3f}' for x in best)}")
     record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "load_before": before, "load_after": load_average(), "seeds": args.seeds, "steps": args.steps,
               "text": args.text, "runs": runs}

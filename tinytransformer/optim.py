@@ -92,7 +92,8 @@ class Adam(Optimizer):
         check_adam_options(type(self).__name__, betas, eps)
         dtypes = {p.data.dtype for p in self.params}
         if len(dtypes) > 1:
-            raise TypeError(f"{type(self).__name__}: every parameter must have one dtype (they share one vector), got {dtypes}")
+            raise TypeError(f"{type(self).__name__}: every parameter must have one dtype (they share one vector), "
+                            f"got {dtypes}")
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.t = 0
