@@ -80,4 +80,10 @@ SOURCED = {
         "37,000": "the paper, section 5.1: English-German, byte-pair encoding, a shared vocabulary of about 37000 tokens",
         "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",
     },
+    "17": {
+        "17": "the notebook's own number, in its title",
+        "2017": "the paper: Vaswani et al. (2017), 'Attention Is All You Need'",
+        "2019": "Zhang and Sennrich (2019), 'Root Mean Square Layer Normalization'",
+        "2020": "Shazeer (2020), 'GLU Variants Improve Transformer'",
+    },
 }

@@ -53,7 +53,9 @@ IDS = np.array([[1, 3, 4, 5], [1, 6, 5, 0]])             # (2, 4)
 MODEL_CHANGES = {"GPT": dict(norm_first=True, positions="learned", activation="gelu"),
                  "GPT-post-LN-untied": dict(tie_embeddings=False),
                  "BERT": dict(positions="learned", n_classes=3),
-                 "BERT-no-head": dict(norm_first=True)}
+                 "BERT-no-head": dict(norm_first=True),
+                 "GPT-llama-style": dict(norm_first=True, norm="rms", activation="swiglu", positions="rope",
+                                         bias=False)}
 
 
 @pytest.mark.parametrize("name", list(MODEL_CHANGES))

@@ -50,6 +50,17 @@ def torch_positions(T, d_model):
     return P
 
 
+def torch_rope(x, positions, theta=10000.0):
+    """RoFormer's rotation written with torch's complex numbers: pair (x[2i], x[2i+1]) as x[2i] + i x[2i+1],
+    multiplied by e^(i * position * theta^(-2i/d_k))."""
+    d_k = x.shape[-1]
+    frequencies = theta ** (-torch.arange(0, d_k, 2, dtype=torch.float64) / d_k)
+    angle = torch.as_tensor(positions, dtype=torch.float64)[..., None] * frequencies
+    turn = torch.polar(torch.ones_like(angle), angle)
+    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], d_k // 2, 2).contiguous())
+    return torch.view_as_real(pairs * turn).reshape(x.shape)
+
+
 ids_23 = lambda r: np.array([[0, 3, 3], [6, 0, 2]])        # noqa: E731  (3 repeated, 0 twice)
 targets_23 = lambda r: np.array([[1, 0, 4], [2, 3, 0]])    # noqa: E731  (0 is ignored below)
 
@@ -62,6 +73,14 @@ CASES = {
     "log_softmax": (F.log_softmax, lambda x: torch.log_softmax(x, dim=-1), [normal(2, 3, 5)]),
     "layer_norm": (F.layer_norm, lambda x, g, b: TF.layer_norm(x, (5,), g, b, eps=1e-5),
                    [normal(2, 3, 5), normal(5), normal(5)]),
+    "rms_norm": (F.rms_norm, lambda x, g: TF.rms_norm(x, (5,), g, eps=1e-5), [normal(2, 3, 5), normal(5)]),
+    "rms_norm, eps=1e-3": (lambda x, g: F.rms_norm(x, g, eps=1e-3), lambda x, g: TF.rms_norm(x, (6,), g, eps=1e-3),
+                           [normal(4, 6), normal(6)]),
+    "silu": (F.silu, TF.silu, [lambda r: 4 * r.standard_normal((2, 3, 5))]),
+    "rope": (lambda x: F.rope(x, np.array([0, 1, 7])), lambda x: torch_rope(x, [0, 1, 7]), [normal(2, 3, 6)]),
+    "rope, heads, theta=500": (
+        lambda x: F.rope(x, np.array([[[3, 4, 5]], [[0, 9, 2]]]), theta=500.0),
+        lambda x: torch_rope(x, [[[3, 4, 5]], [[0, 9, 2]]], theta=500.0), [normal(2, 2, 3, 8)]),
     "attention, masked, with an empty row": (
         F.attention, lambda q, k, v, keep: TF.scaled_dot_product_attention(q, k, v, attn_mask=keep),
         [normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6), keep_mask(2, 3, 4, empty_row=(1, 2))]),

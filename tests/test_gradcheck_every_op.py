@@ -69,6 +69,11 @@ PAIRS = {
     "sum, axis=-1, keepdims": (ops.sum_forward, ops.sum_backward, [normal(2, 3, 5)],
                                {"axis": -1, "keepdims": True}),
     "mean over (0, 2)": (ops.mean_forward, ops.mean_backward, [normal(2, 3, 5)], {"axis": (0, 2)}),
+    "rms_norm on 4-D x": (ops.rms_norm_forward, ops.rms_norm_backward, [normal(2, 2, 3, 5), normal(5)], {}),
+    "rope, positions (B, T), odd T": (ops.rope_forward, ops.rope_backward,
+                                      [normal(2, 5, 8), lambda r: np.array([[0, 1, 2, 3, 4], [9, 3, 3, 0, 12]])],
+                                      {"theta": 50.0}),
+    "silu far out": (ops.silu_forward, ops.silu_backward, [lambda r: 12 * r.standard_normal((3, 4))], {}),
     "reshape with -1": (ops.reshape_forward, ops.reshape_backward, [normal(2, 3, 5)], {"shape": (-1, 5)}),
 }
 

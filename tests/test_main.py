@@ -190,6 +190,7 @@ def test_help_lists_the_three_models_and_every_task(capsys):
     ("--task text --tokenizer bpe --bpe-size 100", "TextCorpus: --bpe-size must be at least 256 (the byte values), got 100"),
     ("--task text --tokenizer bpe --seq-len 300", "text: --seq-len must be an integer from 2 to 215, got 300"),
     ("--task reverse --tokenizer bpe", "--tokenizer is not an option of the reverse task"),
+    ("--task addition --block modern", "--block is not an option of the addition task"),
     ("--task addition --bpe-size 300", "--bpe-size is not an option of the addition task"),
     ("--task classify --pretrained /no/such.npz", "load_checkpoint: no checkpoint file at /no/such.npz"),
     ("--save /no/such/folder/model.npz", "--save /no/such/folder/model.npz: the folder /no/such/folder does not exist"),

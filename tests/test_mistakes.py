@@ -153,3 +153,18 @@ def test_the_in_place_relu_is_a_broken_contract():
     grade = grader.grade_op(m.op, backward=m.backward)
     assert "wrote into dout" in grade.problem and not grade.where
 
+
+
+def test_rope_pairing_the_halves_is_right_at_position_0_only():
+    x = input_grade("rope_pairing_the_halves", "x")
+    inputs = first_inputs("rope")
+    moved = np.broadcast_to((inputs["positions"] != 0)[..., None], inputs["x"].shape)
+    assert np.array_equal(x.diagnosis.detail, moved)                  # no rotation at position 0: any pairing is right
+
+
+def test_the_rms_norm_mistakes_are_told_apart():
+    assert input_grade("rms_norm_ignoring_the_rms", "x").diagnosis.text.startswith(
+        "rms norm ignoring how the root mean square depends on x")
+    assert input_grade("rms_norm_with_the_mean_term_of_layer_norm", "x").diagnosis.text.startswith(
+        "rms norm with layer norm's mean term")
+    assert input_grade("rms_norm_dgamma_not_summed", "gamma").diagnosis.detail == (0, 1)

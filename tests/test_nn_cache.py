@@ -117,3 +117,39 @@ def test_gpt_in_pieces_equals_gpt_on_the_whole_sequence(norm_first, pieces):
     right = gpt(np.concatenate([ids, ids[:, :1]], axis=1)).data[:, -1]       # position 9 with its true history
     wrong = gpt.decode(ids[:, :1], cache).data[:, 0]
     assert np.abs(wrong - right).max() > 1e-3                               # the equality above is not automatic
+
+
+@PIECES
+def test_a_rope_gpt_in_pieces_equals_it_on_the_whole_sequence(pieces):
+    """Rotary positions: each piece's queries and keys are turned from the cache's length on."""
+    config = tt.TransformerConfig.llama_style(vocab_size=13, d_model=16, n_heads=4, max_len=12, dtype="float64")
+    gpt = tt.nn.GPT(config, rng=3)
+    _, ids = source_and_target(np.random.default_rng(6))
+    full = gpt(ids).data                                                    # (B, 9, V)
+    cache = gpt.new_cache()
+    steps = [gpt.decode(ids[:, a:b], cache).data for a, b in pieces]
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)
+
+
+def test_rope_pieces_turned_from_position_0_would_differ(monkeypatch):
+    """The equality above needs the offset: a cache that turned every piece from position 0 gives other logits."""
+    config = tt.TransformerConfig.llama_style(vocab_size=13, d_model=16, n_heads=4, max_len=12, dtype="float64")
+    gpt = tt.nn.GPT(config, rng=3)
+    _, ids = source_and_target(np.random.default_rng(6))
+    full = gpt(ids).data
+    monkeypatch.setattr(tt.nn.KeysValues, "length", property(lambda self: 0))
+    cache = gpt.new_cache()
+    steps = [gpt.decode(ids[:, a:a + 1], cache).data for a in range(3)]
+    assert np.abs(steps[0] - full[:, :1]).max() < 1e-12                   # the first piece is at position 0 anyway
+    assert np.abs(steps[2] - full[:, 2:3]).max() > 1e-3
+
+
+def test_a_rope_transformer_decodes_in_pieces_as_a_whole():
+    config = decoding_config(positions="rope", norm="rms", activation="swiglu", bias=False, norm_first=True)
+    model = tt.nn.Transformer(config, rng=3)
+    src, tgt_in = source_and_target(np.random.default_rng(0))
+    memory, src_keep = model.encode(src)
+    full = model.decode(tgt_in, memory, src_keep).data
+    cache = model.new_cache()
+    steps = [model.decode(tgt_in[:, a:a + 1], memory, src_keep, cache).data for a in range(9)]
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)

@@ -128,3 +128,72 @@ def test_same_seed_same_losses_with_dropout():
     assert training_losses(make, loss_of, seed=3) == first
     assert training_losses(make, loss_of, seed=4) != first
     assert first[-1] < first[0]                                     # the steps do train
+
+
+# The modern block: TransformerConfig.llama_style (pre-norm RMSNorm, SwiGLU, rotary positions, no biases)
+
+def llama_config(**changes):
+    return tt.TransformerConfig.llama_style(vocab_size=7, d_model=8, n_heads=2, n_layers=2, max_len=6,
+                                            dtype="float64", **changes)
+
+
+@pytest.mark.parametrize("tie_embeddings", [True, False], ids=["tied", "untied"])
+def test_llama_style_whole_model_gradient_along_random_directions(tie_embeddings):
+    model = GPT(llama_config(tie_embeddings=tie_embeddings), rng=0)
+    grads = analytic_gradients(model, loss_of)
+    assert all(g is not None for g in grads.values()), "every parameter gets a gradient"
+    assert "layers.0.feed_forward.linear3.W" in grads and not any(name.endswith(".b") for name in grads)
+    assert_gradients_along_random_directions(model, loss_of, grads)
+    assert_a_wrong_gradient_is_caught(model, loss_of, "layers.1.feed_forward.linear3.W")
+
+
+@pytest.mark.parametrize("changes", [dict(norm="rms", norm_first=False), dict(activation="swiglu", bias=False),
+                                     dict(positions="rope", norm_first=True), dict(bias=False, norm_first=True)],
+                         ids=["rms post-norm", "swiglu", "rope", "no bias, LayerNorm"])
+def test_each_modern_part_alone_gradient_along_random_directions(changes):
+    model = GPT(tiny_config(**changes), rng=0)
+    grads = analytic_gradients(model, loss_of)
+    assert all(g is not None for g in grads.values())
+    assert_gradients_along_random_directions(model, loss_of, grads)
+
+
+def test_llama_style_is_the_modern_block_and_changes_override():
+    c = tt.TransformerConfig.llama_style(vocab_size=11)
+    assert (c.norm_first, c.norm, c.activation, c.positions, c.bias, c.dropout) == (True, "rms", "swiglu", "rope",
+                                                                                    False, 0.0)
+    assert c.d_ff == 171                                    # 2/3 of 4 * 64 = 170.67, rounded
+    assert tt.TransformerConfig.llama_style(vocab_size=11, d_model=32, n_heads=2).d_ff == 85
+    assert tt.TransformerConfig.llama_style(vocab_size=11, d_ff=100).d_ff == 100
+
+
+def test_llama_style_gpt_is_causal_and_has_no_position_table():
+    model = GPT(llama_config(), rng=0)
+    assert model.positions is None and model.layers[0].self_attn.rope
+    ids = np.array([[1, 3, 4, 5, 6]])
+    changed = ids.copy()
+    changed[0, 3:] = [2, 2]
+    np.testing.assert_array_equal(model(ids).data[:, :3], model(changed).data[:, :3])
+    assert np.abs(model(ids).data[:, 3:] - model(changed).data[:, 3:]).max() > 1e-6
+
+
+def test_rope_is_the_only_position_information():
+    """Nothing is added to the tokens, yet the last position tells 3 4 5 6 from 4 3 5 6: its keys are turned.
+    (One layer: with two, the causal mask alone tells order, through what the earlier positions saw.)"""
+    model = GPT(tiny_config(positions="rope", norm_first=True, n_layers=1), rng=0)
+    assert model.positions is None
+    last = [model(x).data[0, -1] for x in (np.array([[3, 4, 5, 6]]), np.array([[4, 3, 5, 6]]))]
+    assert np.abs(last[0] - last[1]).max() > 1e-6
+    model.layers[0].self_attn.rope = False                                     # no positions at all
+    last = [model(x).data[0, -1] for x in (np.array([[3, 4, 5, 6]]), np.array([[4, 3, 5, 6]]))]
+    np.testing.assert_allclose(last[0], last[1], rtol=1e-12)                  # a bag of tokens
+
+
+def test_bad_modern_settings_are_refused():
+    with pytest.raises(ValueError, match=r"norm must be one of \['layer', 'rms'\], got 'batch'"):
+        tiny_config(norm="batch")
+    with pytest.raises(ValueError, match=r"activation must be one of \['relu', 'gelu', 'swiglu'\], got 'swish'"):
+        tiny_config(activation="swish")
+    with pytest.raises(ValueError, match=r"bias must be True or False, got 'no'"):
+        tiny_config(bias="no")
+    with pytest.raises(ValueError, match=r"rope turns pairs of numbers, so d_k = d_model / n_heads must be even, got 3"):
+        tiny_config(d_model=6, n_heads=2, positions="rope")

@@ -1,4 +1,4 @@
-"""ops/basic.py and ops/linear.py: relu, gelu, dropout and the linear layer, forward values and behaviour."""
+"""ops/basic.py and ops/linear.py: relu, gelu, silu, dropout and the linear layer, forward values and behaviour."""
 
 import numpy as np
 
@@ -73,3 +73,12 @@ def test_dropout_backward_uses_the_forward_mask(rng):
     tape.backward(y, dout)
     np.testing.assert_allclose(x.grad, dout * y.data / x.data, rtol=1e-12)   # 0 or dout / (1 - p)
 
+
+
+def test_silu_values_and_no_overflow_far_out():
+    x = np.array([1.0, -1.0, 2.0, 0.0, -800.0, 800.0])
+    # x / (1 + e^-x): 1 / (1 + e^-1) = 0.7310585786, 2 / (1 + e^-2) = 1.7615941560
+    with np.errstate(all="raise"):                      # the tanh form: no overflow in e^800
+        y = F.silu(x).data
+    np.testing.assert_allclose(y, [0.7310585786, -0.2689414214, 1.7615941560, 0.0, 0.0, 800.0], atol=1e-10)
+    np.testing.assert_allclose(F.silu(x[:4]).data - F.silu(-x[:4]).data, x[:4], atol=1e-15)   # as gelu: odd up to x

@@ -97,6 +97,28 @@ BAD_INPUTS = {
     "layer_norm: eps not positive": (
         lambda: F.layer_norm(x235, np.ones(5), np.zeros(5), eps=0.0), ValueError,
         r"layer_norm: eps must be a finite number > 0, got 0.0"),
+    "rms_norm: gamma of the wrong shape": (
+        lambda: F.rms_norm(x235, np.ones(4)), ValueError, r"rms_norm: gamma must have shape \(5,\) .* got \(4,\)"),
+    "rms_norm: eps not positive": (
+        lambda: F.rms_norm(x235, np.ones(5), eps=-1e-5), ValueError, r"rms_norm: eps must be a finite number > 0, got -1e-05"),
+    "rms_norm: eps nan": (
+        lambda: F.rms_norm(x235, np.ones(5), eps=float("nan")), ValueError, r"rms_norm: eps must be a finite number > 0, got nan"),
+    "silu: integers": (lambda: F.silu(np.arange(3)), TypeError, r"silu: x must hold floating-point numbers"),
+    "rope: odd d_k": (
+        lambda: F.rope(x235, np.arange(3)), ValueError, r"rope: x must be \(\.\.\., T, d_k\) with d_k even, got shape \(2, 3, 5\)"),
+    "rope: positions not integers": (
+        lambda: F.rope(k245[..., :4], np.arange(4.0)), TypeError, r"rope: positions must be an integer ndarray, got float64"),
+    "rope: positions of another length": (
+        lambda: F.rope(k245[..., :4], np.arange(3)), ValueError,
+        r"rope: positions of shape \(3,\) do not broadcast to x's \(\.\.\., T\) = \(2, 4\)"),
+    "rope: positions that would grow x": (
+        lambda: F.rope(k245[..., :4], np.zeros((3, 2, 4), dtype=int)), ValueError,
+        r"rope: positions of shape \(3, 2, 4\) do not broadcast"),
+    "rope: theta not positive": (
+        lambda: F.rope(k245[..., :4], np.arange(4), theta=0.0), ValueError, r"rope: theta must be positive, got 0.0"),
+    "rope: theta nan": (
+        lambda: F.rope(k245[..., :4], np.arange(4), theta=float("nan")), ValueError,
+        r"rope: theta must be a finite number, got nan"),
     "dropout: p = 1": (
         lambda: F.dropout(x235, 1.0, np.random.default_rng(0)), ValueError, r"dropout: p must be in \[0, 1\), got 1.0"),
     "dropout: p < 0": (

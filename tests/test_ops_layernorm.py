@@ -1,4 +1,4 @@
-"""ops/layernorm.py: layer normalisation normalises, scales and shifts, and stays finite on a constant row."""
+"""ops/layernorm.py: layer and RMS normalisation normalise, scale and shift, and stay finite on a constant row."""
 
 import numpy as np
 
@@ -36,3 +36,21 @@ def test_layer_norm_on_a_constant_row_is_finite(rng):
         assert np.isfinite(t.grad).all()
     np.testing.assert_allclose(gamma.grad, 0.0, atol=1e-12)                              # dgamma = sum dy * xhat
 
+
+
+def test_rms_norm_divides_by_the_root_mean_square_and_scales_by_gamma(rng):
+    x, gamma = 2 + 3 * rng.standard_normal((2, 3, 8)), rng.standard_normal(8)
+    expected = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-5) * gamma
+    np.testing.assert_allclose(F.rms_norm(x, gamma).data, expected, rtol=1e-12)
+    y = F.rms_norm(x, np.ones(8)).data
+    np.testing.assert_allclose(np.sqrt((y * y).mean(axis=-1)), 1.0, atol=1e-5)   # rms 1, up to eps
+    assert np.abs(y.mean(axis=-1)).min() > 0.1                                    # the mean is not taken away
+
+
+def test_rms_norm_of_zeros_is_finite(rng):
+    x, gamma = param(np.zeros((2, 5))), param(rng.standard_normal(5))
+    with tt.Tape() as tape:
+        y = F.rms_norm(x, gamma)
+    tape.backward(y, rng.standard_normal((2, 5)))
+    np.testing.assert_array_equal(y.data, 0.0)
+    assert np.isfinite(x.grad).all() and np.isfinite(gamma.grad).all()

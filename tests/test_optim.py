@@ -1,9 +1,9 @@
-"""Optimizers against updates computed by hand, the warmup schedule, gradient clipping."""
+"""Optimizers against updates computed by hand, the schedules, gradient clipping."""
 import numpy as np
 import pytest
 
 import tinytransformer as tt
-from tinytransformer.optim import SGD, Adam, WarmupSchedule, clip_grad_norm
+from tinytransformer.optim import SGD, Adam, AdamW, WarmupCosineSchedule, WarmupSchedule, clip_grad_norm
 
 from helpers import param
 
@@ -186,6 +186,8 @@ def test_adam_and_sgd_match_torch():
     grads = [rng.standard_normal((3, 4)) for _ in range(5)]
     for ours_cls, theirs_cls, options in [
             (Adam, torch.optim.Adam, dict(betas=(0.9, 0.98), eps=1e-9)),
+            (AdamW, torch.optim.AdamW, dict()),                                  # both sides' defaults
+            (AdamW, torch.optim.AdamW, dict(betas=(0.8, 0.95), eps=1e-6, weight_decay=0.3)),
             (SGD, torch.optim.SGD, dict(momentum=0.9, weight_decay=0.01))]:
         ours = param(w0.copy())
         theirs = torch.tensor(w0.copy(), requires_grad=True)
@@ -199,3 +201,99 @@ def test_adam_and_sgd_match_torch():
             opt_theirs.step()
         np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=ours_cls.__name__)
+
+
+@pytest.mark.torch
+def test_adamw_equals_torch_step_for_step_on_two_parameters_under_a_cosine_schedule():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    w0 = [rng.standard_normal((3, 4)), rng.standard_normal(5)]
+    ours = [param(w.copy()) for w in w0]
+    theirs = [torch.tensor(w.copy(), requires_grad=True) for w in w0]
+    opt_ours = AdamW(ours, lr=0.0, weight_decay=0.1)
+    opt_theirs = torch.optim.AdamW(theirs, lr=0.0, weight_decay=0.1)
+    schedule = WarmupCosineSchedule(0.05, warmup=3, cycle=10, min_lr=0.005)
+    for step in range(1, 13):
+        opt_ours.lr = schedule(step)
+        for group in opt_theirs.param_groups:
+            group["lr"] = schedule(step)
+        for a, b in zip(ours, theirs):
+            g = rng.standard_normal(a.shape)
+            a.grad, b.grad = g, torch.tensor(g)
+        opt_ours.step()
+        opt_theirs.step()
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=f"step {step}")
+
+
+def test_adamw_decay_is_decoupled_from_the_gradient_by_hand():
+    # a zero gradient: Adam's update is 0, so AdamW's step is the decay alone, w * (1 - lr * weight_decay)
+    w = param([2.0, -4.0])
+    w.grad = np.zeros(2)
+    AdamW([w], lr=0.1, weight_decay=0.5).step()
+    np.testing.assert_allclose(w.data, [2.0 * 0.95, -4.0 * 0.95], rtol=1e-12)
+    # first step with a gradient: decay, then lr * sign(g) (m_hat = g, v_hat = g^2), whatever g's size
+    w = param([1.0, 1.0])
+    w.grad = np.array([1000.0, -0.001])
+    AdamW([w], lr=0.1, eps=0.0, weight_decay=0.5).step()
+    np.testing.assert_allclose(w.data, [0.95 - 0.1, 0.95 + 0.1], rtol=1e-12)
+
+
+def test_adamw_keeps_float32_and_skips_a_parameter_without_a_gradient():
+    w, unused = (tt.Tensor(np.ones(n, np.float32), requires_grad=True) for n in (3, 1))
+    optimizer = AdamW([w, unused], lr=0.1)
+    w.grad = np.ones(3, np.float32)
+    optimizer.step()
+    assert w.data.dtype == np.float32 and unused.data[0] == 1.0    # not decayed either, as torch
+
+
+def test_warmup_cosine_schedule_by_hand():
+    schedule = WarmupCosineSchedule(1e-3, warmup=10, cycle=110, min_lr=1e-4)
+    assert schedule(0) == 0.0                                   # from 0 at step 0
+    assert schedule(5) == pytest.approx(5e-4)                   # linear: 1e-3 * 5 / 10
+    assert schedule(10) == pytest.approx(1e-3)                  # the peak at step = warmup
+    assert schedule(60) == pytest.approx(5.5e-4)                # half way down the cosine: (1e-3 + 1e-4) / 2
+    assert schedule(35) == pytest.approx(1e-4 + 9e-4 * (1 + np.cos(np.pi / 4)) / 2)   # a quarter of the way
+    assert schedule(110) == pytest.approx(1e-4) and schedule(5000) == 1e-4     # flat after cycle
+    values = [schedule(step) for step in range(200)]
+    assert all(a <= b for a, b in zip(values[:10], values[1:11]))            # rises to the peak ...
+    assert all(a >= b for a, b in zip(values[10:], values[11:]))             # ... never rises after it
+    assert WarmupCosineSchedule(2.0, warmup=0, cycle=4)(0) == 2.0             # no warmup: the peak at step 0
+    assert WarmupCosineSchedule(2.0, warmup=0, cycle=4)(2) == pytest.approx(1.0)
+
+
+BAD_OPTIONS = {
+    "lr nan": (lambda w: AdamW([w], lr=float("nan")), r"AdamW: lr must be a finite number >= 0, got nan"),
+    "beta1 of 1": (lambda w: AdamW([w], lr=0.1, betas=(1.0, 0.999)), r"AdamW: betas\[0\] must be a finite number in \[0, 1\), got 1.0"),
+    "beta2 negative": (lambda w: Adam([w], lr=0.1, betas=(0.9, -0.1)), r"Adam: betas\[1\] must be a finite number in \[0, 1\), got -0.1"),
+    "eps negative": (lambda w: AdamW([w], lr=0.1, eps=-1e-8), r"AdamW: eps must be a finite number >= 0, got -1e-08"),
+    "weight decay negative": (lambda w: AdamW([w], lr=0.1, weight_decay=-0.01),
+                              r"AdamW: weight_decay must be a finite number >= 0, got -0.01"),
+    "weight decay nan": (lambda w: AdamW([w], lr=0.1, weight_decay=float("nan")),
+                         r"AdamW: weight_decay must be a finite number >= 0, got nan"),
+    "warmup past cycle": (lambda w: WarmupCosineSchedule(1e-3, warmup=200, cycle=100),
+                          r"WarmupCosineSchedule: warmup \(200\) must not exceed cycle \(100\)"),
+    "max_lr nan": (lambda w: WarmupCosineSchedule(float("nan"), warmup=1, cycle=2),
+                   r"WarmupCosineSchedule: max_lr must be a finite number >= 0, got nan"),
+    "min_lr above max_lr": (lambda w: WarmupCosineSchedule(1e-3, warmup=1, cycle=2, min_lr=1e-2),
+                            r"WarmupCosineSchedule: min_lr \(0.01\) must not exceed max_lr \(0.001\)"),
+    "warmup not an integer": (lambda w: WarmupCosineSchedule(1e-3, warmup=2.5, cycle=9),
+                              r"WarmupCosineSchedule: warmup must be an integer >= 0, got 2.5"),
+    "a negative step": (lambda w: WarmupCosineSchedule(1e-3, warmup=2, cycle=9)(-1),
+                        r"WarmupCosineSchedule: steps count from 0, got -1"),
+}
+
+
+@pytest.mark.parametrize("make, message", BAD_OPTIONS.values(), ids=BAD_OPTIONS.keys())
+def test_bad_optimizer_and_schedule_options_are_one_clear_line(make, message):
+    with pytest.raises(ValueError, match=message):
+        make(param([1.0]))
+
+
+def test_adamw_keeps_the_weights_when_an_update_would_overflow():
+    """The decay too waits for the check: an infinite gradient leaves every weight as it was."""
+    w = tt.Tensor(np.ones(3), requires_grad=True)
+    w.grad = np.array([1.0, np.inf, 1.0])
+    with pytest.raises(FloatingPointError, match="AdamW: the update of step 1 would make weights NaN or infinite"):
+        AdamW([w], lr=0.1, weight_decay=0.5).step()
+    np.testing.assert_array_equal(w.data, np.ones(3))

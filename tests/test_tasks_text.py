@@ -102,3 +102,24 @@ def test_text_task_shows_and_plots_bpe_tokens():
     assert lines[0].startswith("generated after ") and len(lines[1]) > 100     # about 200 characters
     (ids,), keys, queries = task.plot_example()
     assert keys == queries and "".join(keys) == task.corpus.decode(ids[0])      # one name per token
+
+
+def test_the_modern_block_has_gpt2s_feed_forward_weights_and_none_of_its_biases_or_position_table():
+    gpt2, modern = (make_task("text", block=block) for block in ("gpt2", "modern"))
+    assert (gpt2.config().positions, gpt2.config().norm, gpt2.config().activation) == ("learned", "layer", "gelu")
+    c = modern.config()
+    assert (c.positions, c.norm, c.activation, c.bias, c.norm_first, c.d_ff) == ("rope", "rms", "swiglu", False,
+                                                                                 True, 85)
+    assert modern.config(d_ff=128).d_ff == 128                              # --d-ff sets SwiGLU's own width
+    sizes = {}
+    for task in (gpt2, modern):
+        model = task.new_model(task.config(), np.random.default_rng(0))
+        sizes[task.block] = {name: p.data.size for name, p in model.named_parameters()}
+    feed_forward = {block: sum(n for name, n in named.items() if "feed_forward" in name and name.endswith(".W"))
+                    for block, named in sizes.items()}
+    assert feed_forward == {"gpt2": 2 * 2 * 64 * 128, "modern": 2 * 3 * 64 * 85}   # 32,768 and 32,640
+    # gpt2 has besides: biases (4 * 64 + 128 + 64 a layer), betas (2 * 64 a layer and 64), the (32, 64) position
+    # table, and 128 feed-forward weights more: 2 * 448 + 320 + 2,048 + 128 = 3,392 of 72,064
+    assert (sum(sizes["gpt2"].values()), sum(sizes["modern"].values())) == (72_064, 68_672)
+    with pytest.raises(ValueError, match=r"text: block must be one of \('gpt2', 'modern'\), got 'llama'"):
+        make_task("text", block="llama")

@@ -15,8 +15,8 @@ from . import ops
 from .ops import causal_mask, padding_mask, sinusoidal_positions
 from .tensor import Tensor, apply, apply_with_cache
 
-__all__ = ["linear", "relu", "gelu", "dropout", "softmax", "log_softmax", "layer_norm",
-           "embedding", "mask", "attention", "split_heads", "merge_heads", "positional_encoding",
+__all__ = ["linear", "relu", "gelu", "silu", "dropout", "softmax", "log_softmax", "layer_norm", "rms_norm",
+           "embedding", "mask", "attention", "split_heads", "merge_heads", "positional_encoding", "rope",
            "cross_entropy", "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape",
            "transpose", "exp", "log", "causal_mask", "padding_mask", "sinusoidal_positions", "Tensor"]
 
@@ -34,6 +34,11 @@ def relu(x):
 def gelu(x):
     """GELU, tanh approximation (as GPT-2 and torch's approximate='tanh')."""
     return apply(ops.gelu_forward, ops.gelu_backward, x)
+
+
+def silu(x):
+    """SiLU (swish), x * sigmoid(x), elementwise: the gate of the SwiGLU feed-forward."""
+    return apply(ops.silu_forward, ops.silu_backward, x)
 
 
 def dropout(x, p, rng, training=True):
@@ -54,6 +59,11 @@ def log_softmax(x, axis=-1):
 def layer_norm(x, gamma, beta, eps=1e-5):
     """Normalise the last axis of x, then scale by gamma and shift by beta (both (D,))."""
     return apply(ops.layer_norm_forward, ops.layer_norm_backward, x, gamma, beta, eps=eps)
+
+
+def rms_norm(x, gamma, eps=1e-5):
+    """Divide the last axis of x by the root of its mean square, then scale by gamma (D,): no mean, no beta."""
+    return apply(ops.rms_norm_forward, ops.rms_norm_backward, x, gamma, eps=eps)
 
 
 def embedding(ids, table):
@@ -90,6 +100,11 @@ def merge_heads(x):
 def positional_encoding(x, offset=0):
     """x (..., T, d_model) plus the sinusoidal positions of the paper, from position offset on."""
     return apply(ops.positional_encoding_forward, ops.positional_encoding_backward, x, offset=offset)
+
+
+def rope(x, positions, theta=10000.0):
+    """x (..., T, d_k) with each pair (x[2i], x[2i+1]) rotated by positions (..., T) * theta^(-2i/d_k)."""
+    return apply(ops.rope_forward, ops.rope_backward, x, positions, theta=theta)
 
 
 def cross_entropy(logits, targets, ignore_index=None, label_smoothing=0.0):

@@ -1,7 +1,7 @@
-"""Optimizers, the paper's learning-rate schedule, and gradient clipping.
+"""Optimizers, learning-rate schedules, and gradient clipping.
 
-    optimizer = Adam(model.parameters(), lr=0.0)
-    schedule = WarmupSchedule(d_model=64, warmup=200)
+    optimizer = Adam(model.parameters(), lr=0.0)     # or AdamW(..., weight_decay=0.01), as today's LLMs
+    schedule = WarmupSchedule(d_model=64, warmup=200)  # or WarmupCosineSchedule(3e-3, warmup=100, cycle=2000)
     for step in range(1, n_steps + 1):
         optimizer.lr = schedule(step)
         optimizer.zero_grad()
@@ -11,6 +11,9 @@
 An optimizer updates each parameter's .data in place from its .grad; a
 parameter whose .grad is None (it did not take part in the loss) is skipped.
 """
+import math
+import numbers
+
 import numpy as np
 
 from .ops.checks import check_integer, check_number
@@ -61,6 +64,15 @@ class SGD(Optimizer):
             p.data -= self.lr * v
 
 
+def check_adam_options(name, betas, eps):
+    """betas (beta1, beta2) each in [0, 1) and eps >= 0, or one line naming the one that is not."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+    for which, beta in zip(("betas[0]", "betas[1]"), betas):
+        check_number(name, which, beta, 0, 1, high_open=True)
+    check_number(name, "eps", eps, 0)
+
+
 class Adam(Optimizer):
     """Adam (Kingma and Ba, 2015) with the paper's betas = (0.9, 0.98) and eps = 1e-9.
 
@@ -78,17 +90,15 @@ class Adam(Optimizer):
     stop training). A parameter whose .data was replaced (load_checkpoint does
     so) is copied back into the vector before the next step, so it keeps training.
     """
+    weight_decay = 0.0          # decoupled weight decay: AdamW's, none in Adam
 
     def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
         super().__init__(params, lr)
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise TypeError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
-        for name, beta in zip(("betas[0]", "betas[1]"), betas):
-            check_number("Adam", name, beta, 0, 1, high_open=True)
-        check_number("Adam", "eps", eps, 0)
+        check_adam_options(type(self).__name__, betas, eps)
         dtypes = {p.data.dtype for p in self.params}
         if len(dtypes) > 1:
-            raise TypeError(f"Adam: every parameter must have one dtype (they share one vector), got {dtypes}")
+            raise TypeError(f"{type(self).__name__}: every parameter must have one dtype (they share one vector), "
+                            f"got {dtypes}")
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.t = 0
@@ -128,13 +138,34 @@ class Adam(Optimizer):
         self.v *= self.beta2
         self.v += (1.0 - self.beta2) * g ** 2
         with np.errstate(over="ignore", invalid="ignore"):   # an overflow is checked for just below
-            updated = self.flat - self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
+            # AdamW: w shrinks towards 0 apart from the gradient's update
+            decayed = self.flat * (1.0 - self.lr * self.weight_decay) if self.weight_decay else self.flat
+            updated = decayed - self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
         for part, w, m, v in skipped:
             updated[part], self.m[part], self.v[part] = w, m, v
         if not np.isfinite(updated).all():       # an overflow (a huge lr, an infinite gradient): weights kept
-            raise FloatingPointError(f"Adam: the update of step {self.t} would make weights NaN or infinite "
+            raise FloatingPointError(f"{type(self).__name__}: the update of step {self.t} would make weights NaN or infinite "
                                      f"(lr={self.lr:g}); the weights are kept as they were")
         self.flat[...] = updated
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter, 2019), as torch.optim.AdamW step for step:
+
+        w = w - lr * weight_decay * w                 the decay, apart from the gradient
+        w = w - lr * m_hat / (sqrt(v_hat) + eps)      Adam's update, m and v as in Adam
+
+    Adam with an L2 term adds weight_decay * w to the gradient instead, so the
+    decay is divided by sqrt(v_hat) like the rest of it: weights with large
+    gradients are barely decayed. Here every weight decays by the same factor.
+    Every parameter is decayed, as torch does for one parameter group. The
+    defaults are torch's: betas (0.9, 0.999), eps 1e-8, weight_decay 0.01.
+    """
+
+    def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        check_number("AdamW", "weight_decay", weight_decay, 0)
+        super().__init__(params, lr, betas, eps)
+        self.weight_decay = weight_decay
 
 
 class WarmupSchedule:
@@ -156,6 +187,40 @@ class WarmupSchedule:
         if step < 1:
             raise ValueError(f"WarmupSchedule: steps count from 1, got {step}")
         return self.scale * self.d_model ** -0.5 * min(step ** -0.5, step * self.warmup ** -1.5)
+
+
+class WarmupCosineSchedule:
+    """Linear warmup, then a half cosine down to min_lr, then flat: the schedule of today's LLMs.
+
+        lr(step) = max_lr * step / warmup                                      step <= warmup
+                 = min_lr + (max_lr - min_lr) * (1 + cos(pi * progress)) / 2   warmup < step < cycle
+                 = min_lr                                                       step >= cycle
+        progress = (step - warmup) / (cycle - warmup),  step = 0, 1, 2, ... (counted from 0, as is cycle)
+    """
+
+    def __init__(self, max_lr, warmup, cycle, min_lr=0.0):
+        for name, value in (("max_lr", max_lr), ("min_lr", min_lr)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
+                raise ValueError(f"WarmupCosineSchedule: {name} must be a finite number >= 0, got {value!r}")
+        if min_lr > max_lr:
+            raise ValueError(f"WarmupCosineSchedule: min_lr ({min_lr}) must not exceed max_lr ({max_lr})")
+        for name, value in (("warmup", warmup), ("cycle", cycle)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise ValueError(f"WarmupCosineSchedule: {name} must be an integer >= 0, got {value!r}")
+        if warmup > cycle:
+            raise ValueError(f"WarmupCosineSchedule: warmup ({warmup}) must not exceed cycle ({cycle}), "
+                             "which counts from step 0 too")
+        self.max_lr, self.warmup, self.cycle, self.min_lr = max_lr, warmup, cycle, min_lr
+
+    def __call__(self, step):
+        if step < 0:
+            raise ValueError(f"WarmupCosineSchedule: steps count from 0, got {step}")
+        if step <= self.warmup:
+            return self.max_lr * step / self.warmup if self.warmup else self.max_lr
+        if step >= self.cycle:
+            return self.min_lr
+        progress = (step - self.warmup) / (self.cycle - self.warmup)       # in (0, 1)
+        return self.min_lr + (self.max_lr - self.min_lr) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
 def clip_grad_norm(params, max_norm):

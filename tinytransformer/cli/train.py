@@ -224,7 +224,10 @@ def describe_model(task, c):
     """The model's sizes in a few words; the encoder-decoder's layers as encoder+decoder."""
     from ..nn import Transformer
     layers = f"{c.n_layers}+{c.n_layers}" if task.model_class is Transformer else f"{c.n_layers}"
-    return f"d_model {c.d_model}, {c.n_heads} heads, {layers} layers, d_ff {c.d_ff}"
+    parts = [("RMSNorm", c.norm == "rms"), ("SwiGLU", c.activation == "swiglu"),
+             ("rotary positions", c.positions == "rope"), ("no biases", not c.bias)]
+    modern = ", ".join(name for name, chosen in parts if chosen)
+    return f"d_model {c.d_model}, {c.n_heads} heads, {layers} layers, d_ff {c.d_ff}" + (f"; {modern}" if modern else "")
 
 
 def profile_command(args, task, settings, model):

@@ -112,6 +112,8 @@ CHECKS = [
     OpCase("relu", lambda r: dict(x=_away_from_zero(r, 4, 6))),
     OpCase("gelu", lambda r: dict(x=_normal(r, 2, 3, 5))),
     OpCase("gelu", lambda r: dict(x=3 * _normal(r, 4, 6))),
+    OpCase("silu", lambda r: dict(x=_normal(r, 2, 3, 5))),
+    OpCase("silu", lambda r: dict(x=3 * _normal(r, 4, 6))),
     OpCase("dropout", lambda r: dict(x=_normal(r, 2, 3, 5)), dict(p=0.3, rng=7)),
     OpCase("dropout", lambda r: dict(x=_normal(r, 4, 6)), dict(p=0.5, rng=7)),
     OpCase("dropout", lambda r: dict(x=_normal(r, 3, 4)), dict(p=0.0, rng=7)),   # cache None
@@ -129,6 +131,8 @@ CHECKS = [
     OpCase("layer_norm", lambda r: dict(x=_normal(r, 2, 3, 5), gamma=_normal(r, 5), beta=_normal(r, 5))),
     OpCase("layer_norm", lambda r: dict(x=_normal(r, 4, 6), gamma=_normal(r, 6), beta=_normal(r, 6)),
            dict(eps=1e-3)),
+    OpCase("rms_norm", lambda r: dict(x=_normal(r, 2, 3, 5), gamma=_normal(r, 5))),
+    OpCase("rms_norm", lambda r: dict(x=_normal(r, 4, 6), gamma=_normal(r, 6)), dict(eps=1e-3)),
     # attention.py
     OpCase("mask", lambda r: dict(scores=_normal(r, 2, 3, 4), keep=_keep_mask(r, 2, 3, 4))),
     OpCase("mask", lambda r: dict(scores=_normal(r, 2, 2, 3, 5), keep=_keep_mask(r, 3, 5))),
@@ -147,6 +151,10 @@ CHECKS = [
     OpCase("embedding", lambda r: dict(ids=np.array([1, 1, 1, 3, 0]), table=_normal(r, 4, 3))),
     OpCase("positional_encoding", lambda r: dict(x=_normal(r, 2, 3, 6))),
     OpCase("positional_encoding", lambda r: dict(x=_normal(r, 4, 5)), dict(offset=2)),
+    # rope.py: position 0 is no rotation at all, so each case has later positions too
+    OpCase("rope", lambda r: dict(x=_normal(r, 2, 3, 6), positions=np.array([0, 1, 2]))),
+    OpCase("rope", lambda r: dict(x=_normal(r, 2, 2, 3, 4), positions=np.array([[[5, 6, 7]], [[0, 2, 9]]])),
+           dict(theta=100.0)),
     # loss.py
     OpCase("cross_entropy", lambda r: dict(logits=_normal(r, 2, 3, 5), targets=np.array([[1, 0, 4], [2, 3, 0]])),
            dict(ignore_index=0, label_smoothing=0.1)),

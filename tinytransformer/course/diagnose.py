@@ -5,7 +5,7 @@
 `right` is the gradient by finite differences, `yours` what a backward pass
 returned for an input of shape `shape`. The patterns, tried in this order:
 
-    named           a classic mistake of softmax, layer_norm, exp or gelu (recognise, below)
+    named           a classic mistake of softmax, layer_norm, rms_norm, exp, gelu, silu or rope (recognise)
     wrong shape     transposed; missing sum over the broadcast axes; else the two shapes
     not finite      nan or inf: where
     zero            yours is 0 everywhere, or 0 at the only elements that are wrong
@@ -34,6 +34,7 @@ import numpy as np
 
 from ..gradcheck import PASS_ERROR, relative_error
 from ..ops import broadcast_axes, unbroadcast
+from ..ops.rope import rotate
 
 
 class Diagnosis(NamedTuple):
@@ -167,13 +168,14 @@ def places(name, wrong, shown=4):
 
 
 # ---------------------------------------------------------------------------
-# The classic mistakes of four ops, recognised by name from the op's cache.
+# The classic mistakes of seven ops, recognised by name from the op's cache.
 
 def recognise(op, trial, yours, name):
-    """A Diagnosis naming a classic mistake of op (softmax, layer_norm, exp, gelu) in yours, the gradient
-    of input `name` on trial (op_grading.Trial); None when it is none of them."""
+    """A Diagnosis naming a classic mistake of op (softmax, layer_norm, rms_norm, exp, gelu, silu, rope) in
+    yours, the gradient of input `name` on trial (op_grading.Trial); None when it is none of them."""
     recognisers = {("softmax", "x"): _softmax_mistakes, ("layer_norm", "x"): _layer_norm_mistakes,
-                   ("exp", "x"): _exp_mistakes, ("gelu", "x"): _gelu_mistakes}
+                   ("rms_norm", "x"): _rms_norm_mistakes, ("exp", "x"): _exp_mistakes,
+                   ("gelu", "x"): _gelu_mistakes, ("silu", "x"): _silu_mistakes, ("rope", "x"): _rope_mistakes}
     found = recognisers.get((op, name))
     yours = np.asarray(yours, dtype=np.float64)
     return found(yours, trial.right[name], trial.dout, trial.cache) if found else None
@@ -207,6 +209,31 @@ def _layer_norm_mistakes(yours, right, dout, cache):
                      "y through the mean and the variance of its row as well as directly")
 
 
+def _rms_norm_mistakes(yours, right, dout, cache):
+    xhat, rstd, gamma = cache
+    # The root mean square's term is a multiple of xhat per row, layer norm's mean term a constant per row:
+    # fit err = a + b * xhat per row by least squares and say which of the two is there.
+    err = yours - right
+    n = xhat.shape[-1]
+    sum_xhat, sum_xhat2 = xhat.sum(axis=-1, keepdims=True), (xhat * xhat).sum(axis=-1, keepdims=True)
+    sum_err, sum_err_xhat = err.sum(axis=-1, keepdims=True), (err * xhat).sum(axis=-1, keepdims=True)
+    b = (n * sum_err_xhat - sum_xhat * sum_err) / (n * sum_xhat2 - sum_xhat * sum_xhat)
+    a = (sum_err - b * sum_xhat) / n
+    scale = np.abs(yours).max() + np.abs(right).max()
+    if np.abs(err - a - b * xhat).max() > 1e-6 * scale:
+        return None
+    mean_term, rms_term = np.abs(a).max() > 1e-6 * scale, np.abs(b * xhat).max() > 1e-6 * scale
+    if mean_term and not rms_term:
+        return Diagnosis("rms norm with layer norm's mean term",
+                         "rms norm with layer norm's mean term: rms_norm takes no mean away from x, so nothing "
+                         "in its backward subtracts mean(dxhat)")
+    if rms_term and not mean_term:
+        return Diagnosis("rms norm ignoring the root mean square",
+                         "rms norm ignoring how the root mean square depends on x: every x_j of a row is in "
+                         "it, which gives dx its term - xhat * mean(dxhat * xhat)")
+    return None
+
+
 def _exp_mistakes(yours, right, dout, cache):
     out = cache
     if within_pass_error(yours, dout * np.exp(out)):
@@ -222,4 +249,25 @@ def _gelu_mistakes(yours, right, dout, cache):
         return Diagnosis("gelu without the inner derivative",
                          "gelu without its inner derivative: tanh's argument c (x + 0.044715 x^3) depends "
                          "on x too, and the chain rule multiplies by its derivative")
+    return None
+
+
+def _silu_mistakes(yours, right, dout, cache):
+    x, s = cache
+    if within_pass_error(yours, dout * s) or within_pass_error(yours, dout * x * s * (1.0 - s)):
+        return Diagnosis("silu without the product rule",
+                         "silu without the product rule: out = x * sigmoid(x) is a product of two factors that "
+                         "both depend on x, so dx = dout * (s + x s (1 - s))")
+    if within_pass_error(yours, dout * s * (1.0 - s)):
+        return Diagnosis("silu as sigmoid", "silu's backward as sigmoid's: s (1 - s) is the derivative of "
+                                            "sigmoid(x); silu is x * sigmoid(x), with derivative s + x s (1 - s)")
+    return None
+
+
+def _rope_mistakes(yours, right, dout, cache):
+    cos, sin = cache
+    if within_pass_error(yours, rotate(dout, cos, sin)):
+        return Diagnosis("rope rotating the same way",
+                         "rope's backward turned dout by the forward's angle: the backward of a rotation is its "
+                         "transpose, the rotation by -angle")
     return None

@@ -78,6 +78,48 @@ def layer_norm_dgamma_not_summed(dout, cache):
     return dx, dgamma, dbeta
 
 
+# layernorm.py: rms_norm's dx = rstd * (dxhat - xhat * mean(dxhat * xhat))
+
+def rms_norm_ignoring_the_rms(dout, cache):
+    """As if the root mean square were a constant: it depends on every x_j of the row."""
+    xhat, rstd, gamma = cache
+    dx = rstd * (dout * gamma)                              # mistake: "- xhat * mean(dxhat * xhat)" left out
+    return dx, unbroadcast(dout * xhat, gamma.shape)
+
+
+def rms_norm_with_the_mean_term_of_layer_norm(dout, cache):
+    """Layer norm's backward copied over: rms_norm takes no mean away, so it has no mean term."""
+    xhat, rstd, gamma = cache
+    dxhat = dout * gamma
+    dx = rstd * (dxhat - dxhat.mean(axis=-1, keepdims=True)   # mistake: "- mean(dxhat)" is layer norm's
+                 - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    return dx, unbroadcast(dout * xhat, gamma.shape)
+
+
+def rms_norm_dgamma_not_summed(dout, cache):
+    """gamma (D,) was stretched over every row: its gradient must be summed over them."""
+    xhat, rstd, gamma = cache
+    dxhat = dout * gamma
+    dx = rstd * (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    return dx, dout * xhat                                  # mistake: dgamma not summed over the rows
+
+
+# rope.py: out = R(angle) x  ->  dx = R(-angle) dout
+
+def rope_rotating_forward_again(dout, cache):
+    """The backward of a rotation is the inverse rotation, by -angle: this one turns dout further on."""
+    cos, sin = cache
+    return ops.rope.rotate(dout, cos, sin), None            # mistake: sin, not -sin
+
+
+def rope_pairing_the_halves(dout, cache):
+    """The forward paired neighbours (x[2i], x[2i+1]); this backward pairs x[i] with x[i + d_k/2]."""
+    cos, sin = cache
+    half = dout.shape[-1] // 2
+    first, second = dout[..., :half], dout[..., half:]      # mistake: the halves, not [0::2] and [1::2]
+    return np.concatenate([first * cos + second * sin, second * cos - first * sin], axis=-1), None
+
+
 # attention.py: S = q @ k.T * scale  ->  dq = dS @ k * scale, dk = dS.T @ q * scale
 
 def _attention_dscores(dout, probs, v):
@@ -172,6 +214,18 @@ def gelu_with_a_rounded_constant(dout, cache):
     x, t = cache
     c = 0.7978                                              # mistake: GELU_C = sqrt(2/pi) = 0.7978845...
     return (dout * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)),)
+
+
+def silu_without_the_product_rule(dout, cache):
+    """out = x * sigmoid(x) is a product of two factors that both depend on x: s + x s (1 - s), not s."""
+    x, s = cache
+    return (dout * s,)                                      # mistake: "+ x * s * (1 - s)" left out
+
+
+def silu_as_the_derivative_of_sigmoid(dout, cache):
+    """s (1 - s) is the derivative of sigmoid(x); silu is x * sigmoid(x)."""
+    x, s = cache
+    return (dout * s * (1.0 - s),)                          # mistake: sigmoid's derivative, not silu's
 
 
 def dropout_scale_forgotten(dout, cache):
@@ -269,6 +323,9 @@ MISTAKES = [
     Mistake("layer_norm", layer_norm_ignoring_the_mean, "layer norm ignoring the mean"),
     Mistake("layer_norm", layer_norm_ignoring_the_variance, "layer norm ignoring the variance"),
     Mistake("layer_norm", layer_norm_dgamma_not_summed, "missing sum"),
+    Mistake("rms_norm", rms_norm_ignoring_the_rms, "rms norm ignoring the root mean square"),
+    Mistake("rms_norm", rms_norm_with_the_mean_term_of_layer_norm, "rms norm with layer norm's mean term"),
+    Mistake("rms_norm", rms_norm_dgamma_not_summed, "missing sum"),
     Mistake("attention", attention_scale_forgotten_in_dq, "factor"),
     Mistake("attention", attention_dk_not_transposed, "raised"),
     Mistake("matmul", matmul_gradient_not_transposed, "raised"),
@@ -281,6 +338,10 @@ MISTAKES = [
     Mistake("gelu", gelu_derivative_of_the_exact_form, "close"),
     Mistake("gelu", gelu_with_a_rounded_constant, "close"),
     Mistake("gelu", gelu_without_the_inner_derivative, "gelu without the inner derivative"),
+    Mistake("silu", silu_without_the_product_rule, "silu without the product rule"),
+    Mistake("silu", silu_as_the_derivative_of_sigmoid, "silu as sigmoid"),
+    Mistake("rope", rope_rotating_forward_again, "rope rotating the same way"),
+    Mistake("rope", rope_pairing_the_halves, "some elements"),
     Mistake("log_softmax", log_softmax_sending_gradient_to_masked_inputs, "contract"),
     Mistake("dropout", dropout_scale_forgotten, "factor"),
     Mistake("transpose", transpose_with_the_same_axes, "wrong shape"),

@@ -27,6 +27,8 @@ NOTES = {
     "relu": ("the cache says where x > 0; no input sits exactly at 0", CHAIN_RULE),
     "gelu": ("the tanh form of the forward pass, with its cache (x, t)",
              "notebooks/03_every_op.ipynb (GELU and log-softmax)"),
+    "silu": ("the cache is (x, s) with s = sigmoid(x): out = x * s is a product, and s depends on x too",
+             "notebooks/17_todays_llm_block.ipynb (SiLU and the SwiGLU feed-forward)"),
     "dropout": ("the cache can be None (p = 0, or not training): then nothing was dropped or scaled",
                 CHAIN_RULE),
     "linear": ("x may have any number of leading axes; b may be None, and then db is None",
@@ -38,6 +40,9 @@ NOTES = {
                     "notebooks/03_every_op.ipynb (GELU and log-softmax)"),
     "layer_norm": ("over the last axis; gamma and beta were stretched over every row",
                    "notebooks/03_every_op.ipynb (Layer norm) and notebooks/06_layer_normalisation.ipynb"),
+    "rms_norm": ("over the last axis; gamma was stretched over every row; no mean is taken away, so only the "
+                 "root mean square depends on every x_j",
+                 "notebooks/17_todays_llm_block.ipynb (RMSNorm: layer norm without its mean)"),
     "mask": ("keep is boolean and gets None; a masked score was replaced by -inf, a constant",
              "notebooks/04_multi_head_attention_and_masks.ipynb"),
     "attention": ("keep may be None; batch and head axes lead; a query row with no key kept has output 0 and "
@@ -50,6 +55,9 @@ NOTES = {
     "embedding": ("ids may repeat: every occurrence of an id adds its row of dout to that row of dtable",
                   "no notebook: the rule above and the forward pass are all it takes"),
     "positional_encoding": ("the positions added are a constant", "notebooks/05_positional_encoding.ipynb"),
+    "rope": ("positions are integers and get None; each pair (x[2i], x[2i+1]) was rotated by its own angle, "
+             "and the cache holds the cos and sin of every angle",
+             "notebooks/17_todays_llm_block.ipynb (Rotary positions)"),
     "cross_entropy": ("the loss is a mean over the positions counted; positions whose target is ignore_index "
                       "count for nothing and get zero; label smoothing spreads part of the target over every "
                       "class; targets get None",

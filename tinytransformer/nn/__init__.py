@@ -5,9 +5,9 @@ V vocabulary, h heads, d_k = d_model / h.
 
     config.py       TransformerConfig: sizes and switches of every model
     module.py       Module: parameters, sub-layers, train/eval mode; inference(model): eval mode, no tape
-    layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, Dropout, FeedForward
-    attention.py    MultiHeadAttention: project, split into heads, attend, merge
-    blocks.py       SelfAttentionLayer (the encoder's layer), DecoderLayer: sublayers with residual + LayerNorm
+    layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, RMSNorm, Dropout, FeedForward, SwiGLU
+    attention.py    MultiHeadAttention: project, split into heads, (rotate q and k: rope,) attend, merge
+    blocks.py       SelfAttentionLayer (the encoder's layer), DecoderLayer: sublayers with residual + normalisation
     model.py        Model: what every model shares (embeddings in, output projection out)
     cache.py        KVCache: the keys and values incremental decoding keeps for every attention layer
     transformer.py  Transformer: encoder-decoder, model(src_ids, tgt_in_ids)
@@ -21,8 +21,8 @@ from .blocks import DecoderLayer, SelfAttentionLayer, residual
 from .cache import KeysValues, KVCache, LayerCache
 from .config import TransformerConfig
 from .gpt import GPT
-from .layers import (ACTIVATIONS, Dropout, Embedding, FeedForward, LayerNorm, LearnedPositions, Linear,
-                     SinusoidalPositions)
+from .layers import (ACTIVATIONS, Dropout, Embedding, FeedForward, LayerNorm, LearnedPositions, Linear, RMSNorm,
+                     SinusoidalPositions, SwiGLU, swiglu_d_ff)
 from .model import Model
 from .module import Module, inference, parameter
 from .transformer import Transformer

@@ -1,7 +1,9 @@
-"""Multi-head attention: project, split into heads, attend, merge, project back.
+"""Multi-head attention: project, split into heads, (turn q and k by their positions,) attend, merge, project back.
 
 Shapes: B batch, T_q queries, T_k keys, h heads, d_k = d_model / h.
 """
+import numpy as np
+
 from .. import functional as F
 from .layers import Linear
 from .module import Module
@@ -10,20 +12,28 @@ from .module import Module
 class MultiHeadAttention(Module):
     """All heads at once: Q = x_q @ W_q, K = x_kv @ W_k, V = x_kv @ W_v, each split into h heads.
 
+    With rope (self-attention only), each query and key is turned by its position (F.rope), counted
+    from `start`: 0, or the positions a key/value cache already holds.
     After each forward, `self.probs` holds the attention probabilities (B, h, T_q, T_k).
     """
 
-    def __init__(self, d_model, n_heads, rng, dtype="float32"):
+    def __init__(self, d_model, n_heads, rng, dtype="float32", bias=True, rope=False):
         self.n_heads = n_heads
-        self.W_q = Linear(d_model, d_model, rng, dtype=dtype)
-        self.W_k = Linear(d_model, d_model, rng, dtype=dtype)
-        self.W_v = Linear(d_model, d_model, rng, dtype=dtype)
-        self.W_o = Linear(d_model, d_model, rng, dtype=dtype)
+        self.W_q = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
+        self.W_k = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
+        self.W_v = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
+        self.W_o = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
+        self.rope = rope
         self.probs = None
 
-    def keys_values(self, x_kv):
-        """x_kv (B, T_k, d_model) -> keys and values (B, h, T_k, d_k)."""
-        return F.split_heads(self.W_k(x_kv), self.n_heads), F.split_heads(self.W_v(x_kv), self.n_heads)
+    def turned(self, x, start):
+        """x (B, h, T, d_k) at positions start .. start + T - 1, turned by them with rope, else as it is."""
+        return F.rope(x, np.arange(start, start + x.shape[-2])) if self.rope else x
+
+    def keys_values(self, x_kv, start=0):
+        """x_kv (B, T_k, d_model), its first position number start -> keys and values (B, h, T_k, d_k)."""
+        k = self.turned(F.split_heads(self.W_k(x_kv), self.n_heads), start)       # (B, h, T_k, d_k)
+        return k, F.split_heads(self.W_v(x_kv), self.n_heads)
 
     def forward(self, x_q, x_kv, keep=None, cache=None):
         """x_q (B, T_q, d_model) attends to x_kv (B, T_k, d_model) -> (B, T_q, d_model).
@@ -32,7 +42,8 @@ class MultiHeadAttention(Module):
         cache: this layer's KeysValues when decoding incrementally (nn/cache.py): it adds the
         keys and values of the positions decoded before.
         """
-        q = F.split_heads(self.W_q(x_q), self.n_heads)                           # (B, h, T_q, d_k)
+        start = 0 if cache is None else cache.length                            # the queries' first position
+        q = self.turned(F.split_heads(self.W_q(x_q), self.n_heads), start)      # (B, h, T_q, d_k)
         k, v = self.keys_values(x_kv) if cache is None else cache.keys_values(self, x_kv)   # (B, h, T_k, d_k)
         if keep is not None and keep.ndim == 3:
             keep = keep[:, None]                               # (B, 1, T_q or 1, T_k): the same for every head

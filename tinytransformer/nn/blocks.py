@@ -1,4 +1,4 @@
-"""The layers the stacks are made of: sublayers wrapped in residual + LayerNorm.
+"""The layers the stacks are made of: sublayers wrapped in residual + normalisation.
 
     SelfAttentionLayer   self-attention, then feed-forward: the layer of the encoder
                          (the paper's "encoder layer"), of BERT and of GPT; the
@@ -7,10 +7,20 @@
 
 GPT's layer is the paper's decoder layer with nothing to cross-attend to: what
 is left is self-attention and feed-forward, a SelfAttentionLayer with a causal mask.
+
+The config chooses the parts: config.norm the normalisation (LayerNorm or RMSNorm), config.activation
+the feed-forward (FeedForward or SwiGLU), config.bias the biases, positions="rope" rotary positions in
+self-attention (cross-attention compares two sequences' positions, and turns nothing).
 """
 from .attention import MultiHeadAttention
-from .layers import Dropout, FeedForward, LayerNorm
+from .layers import Dropout, make_feed_forward, make_norm
 from .module import Module
+
+
+def self_attention(config, rng):
+    """The self-attention sublayer of config: with rotary positions if config.positions is "rope"."""
+    c = config
+    return MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias, rope=c.positions == "rope")
 
 
 def residual(x, sublayer, norm, dropout, norm_first):
@@ -21,13 +31,13 @@ def residual(x, sublayer, norm, dropout, norm_first):
 
 
 class SelfAttentionLayer(Module):
-    """Self-attention, then feed-forward; residual + LayerNorm around each."""
+    """Self-attention, then feed-forward; residual + normalisation around each."""
 
     def __init__(self, config, rng, dropout_rng):
         c = config
-        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype)
-        self.feed_forward = FeedForward(c.d_model, c.d_ff, rng, c.activation, c.dtype)
-        self.norm1, self.norm2 = LayerNorm(c.d_model, c.dtype), LayerNorm(c.d_model, c.dtype)
+        self.self_attn = self_attention(c, rng)
+        self.feed_forward = make_feed_forward(c, rng)
+        self.norm1, self.norm2 = make_norm(c), make_norm(c)
         self.dropout = Dropout(c.dropout, dropout_rng)
         self.norm_first = c.norm_first
 
@@ -44,14 +54,14 @@ class SelfAttentionLayer(Module):
 
 class DecoderLayer(Module):
     """Masked self-attention, attention to the encoder's output, feed-forward;
-    residual + LayerNorm around each."""
+    residual + normalisation around each."""
 
     def __init__(self, config, rng, dropout_rng):
         c = config
-        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype)
-        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype)
-        self.feed_forward = FeedForward(c.d_model, c.d_ff, rng, c.activation, c.dtype)
-        self.norm1, self.norm2, self.norm3 = (LayerNorm(c.d_model, c.dtype) for _ in range(3))
+        self.self_attn = self_attention(c, rng)
+        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias)
+        self.feed_forward = make_feed_forward(c, rng)
+        self.norm1, self.norm2, self.norm3 = (make_norm(c) for _ in range(3))
         self.dropout = Dropout(c.dropout, dropout_rng)
         self.norm_first = c.norm_first
 

@@ -28,11 +28,17 @@ class KeysValues:
         self.grows = grows
         self.k = self.v = None
 
+    @property
+    def length(self):
+        """Positions kept: the first new position's number (rotary positions count from it)."""
+        return 0 if self.k is None else self.k.shape[-2]
+
     def keys_values(self, attention, x_kv):
         """attention's keys and values for this step: (B, h, T_k, d_k) arrays, all positions so far."""
         if self.k is not None and not self.grows:
             return self.k, self.v                                   # the encoder output's, from the first step
-        k, v = (t.data for t in attention.keys_values(x_kv))      # (B, h, T_new, d_k): the new positions only
+        new = attention.keys_values(x_kv, self.length)              # keys turned from position self.length on
+        k, v = (t.data for t in new)                                # (B, h, T_new, d_k): the new positions only
         if self.k is not None and len(k) != len(self.k):
             raise ValueError(f"KVCache: this cache holds a batch of {len(self.k)} rows, the input has {len(k)}; "
                              "use a new cache (model.new_cache()) for a new batch")
@@ -65,8 +71,7 @@ class KVCache:
     @property
     def length(self):
         """Positions decoded so far: as many as the first layer's self-attention keeps."""
-        first = self.layers[0].self_attn
-        return 0 if first.k is None else first.k.shape[-2]
+        return self.layers[0].self_attn.length
 
     def select(self, rows):
         """Keep (or repeat) the given batch rows, e.g. the surviving hypotheses of a beam search."""

@@ -1,4 +1,5 @@
-"""The building blocks: Linear, Embedding, the two kinds of positions, LayerNorm, Dropout, FeedForward.
+"""The building blocks: Linear, Embedding, the two kinds of added positions, LayerNorm, RMSNorm, Dropout,
+FeedForward and SwiGLU (rotary positions are in attention.py: they turn queries and keys, adding nothing).
 
 Shapes: B batch, T time, V vocabulary.
 """
@@ -10,6 +11,8 @@ from .. import functional as F
 from .module import Module, parameter
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+FEED_FORWARDS = (*ACTIVATIONS, "swiglu")    # config.activation: FeedForward with an activation, or SwiGLU
+NORMS = ("layer", "rms")                    # config.norm: LayerNorm or RMSNorm
 
 
 class Linear(Module):
@@ -64,14 +67,34 @@ class LearnedPositions(Module):
 
 
 class LayerNorm(Module):
-    """Layer normalisation over the last axis (d_model), with a learnt scale gamma and shift beta."""
-    def __init__(self, d_model, dtype="float32", eps=1e-5):
+    """Layer normalisation over the last axis (d_model), with a learnt scale gamma and shift beta.
+
+    bias=False: no beta to learn (the shift is a constant 0), as in a model without biases.
+    """
+    def __init__(self, d_model, dtype="float32", eps=1e-5, bias=True):
         self.gamma = parameter(np.ones(d_model, dtype=dtype), "gamma")
-        self.beta = parameter(np.zeros(d_model, dtype=dtype), "beta")
+        self.beta = parameter(np.zeros(d_model, dtype=dtype), "beta") if bias else np.zeros(d_model, dtype=dtype)
         self.eps = eps
 
     def forward(self, x):
         return F.layer_norm(x, self.gamma, self.beta, self.eps)
+
+
+class RMSNorm(Module):
+    """RMS normalisation over the last axis (d_model), with a learnt scale gamma: no mean taken away, no shift."""
+    def __init__(self, d_model, dtype="float32", eps=1e-5):
+        self.gamma = parameter(np.ones(d_model, dtype=dtype), "gamma")
+        self.eps = eps
+
+    def forward(self, x):
+        return F.rms_norm(x, self.gamma, self.eps)
+
+
+def make_norm(config):
+    """The normalisation config.norm names, over d_model: LayerNorm (beta only with config.bias) or RMSNorm."""
+    if config.norm == "rms":
+        return RMSNorm(config.d_model, config.dtype)
+    return LayerNorm(config.d_model, config.dtype, bias=config.bias)
 
 
 class Dropout(Module):
@@ -90,10 +113,41 @@ class Dropout(Module):
 class FeedForward(Module):
     """Position-wise: W_2 act(x @ W_1 + b_1) + b_2, from d_model to d_ff and back."""
 
-    def __init__(self, d_model, d_ff, rng, activation="relu", dtype="float32"):
-        self.linear1 = Linear(d_model, d_ff, rng, dtype=dtype)
-        self.linear2 = Linear(d_ff, d_model, rng, dtype=dtype)
+    def __init__(self, d_model, d_ff, rng, activation="relu", dtype="float32", bias=True):
+        self.linear1 = Linear(d_model, d_ff, rng, bias=bias, dtype=dtype)
+        self.linear2 = Linear(d_ff, d_model, rng, bias=bias, dtype=dtype)
         self.activation = activation
 
     def forward(self, x):
         return self.linear2(ACTIVATIONS[self.activation](self.linear1(x)))   # (B, T, d_model)
+
+
+class SwiGLU(Module):
+    """The gated feed-forward of LLaMA (Shazeer 2020): W_2 (silu(x @ W_1) * (x @ W_3)), d_model -> d_ff -> d_model.
+
+    x @ W_1 decides, through SiLU, how much of each of the d_ff features x @ W_3 passes on. Three
+    matrices instead of two: at 2/3 of a FeedForward's d_ff it has the same number of weights (swiglu_d_ff).
+    """
+
+    def __init__(self, d_model, d_ff, rng, dtype="float32", bias=True):
+        self.linear1 = Linear(d_model, d_ff, rng, bias=bias, dtype=dtype)
+        self.linear2 = Linear(d_ff, d_model, rng, bias=bias, dtype=dtype)
+        self.linear3 = Linear(d_model, d_ff, rng, bias=bias, dtype=dtype)
+
+    def forward(self, x):
+        gate = F.silu(self.linear1(x))                                       # (B, T, d_ff)
+        return self.linear2(gate * self.linear3(x))                          # (B, T, d_ff) -> (B, T, d_model)
+
+
+def swiglu_d_ff(d_ff):
+    """The SwiGLU width with the weights of a d_ff-wide FeedForward: 3 d_model w = 2 d_model d_ff, so w = 2 d_ff / 3,
+    rounded to the nearest integer (LLaMA: 2/3 of 4 d_model)."""
+    return max(1, round(2 * d_ff / 3))
+
+
+def make_feed_forward(config, rng):
+    """The feed-forward sublayer config.activation names: SwiGLU, or FeedForward with relu or gelu."""
+    c = config
+    if c.activation == "swiglu":
+        return SwiGLU(c.d_model, c.d_ff, rng, c.dtype, bias=c.bias)
+    return FeedForward(c.d_model, c.d_ff, rng, c.activation, c.dtype, bias=c.bias)

@@ -2,6 +2,8 @@
 
     ids -> token embedding * sqrt(d_model) + positions -> dropout -> (the model's stacks) -> logits
 
+(Rotary positions add nothing here: self-attention turns its queries and keys by them, attention.py.)
+
 The logits come from the output projection, which with tie_embeddings is the
 embedding matrix itself: logits = y @ E.T.
 """
@@ -11,7 +13,7 @@ from .. import functional as F
 from ..ops.checks import check_ids
 from .attention import MultiHeadAttention
 from .config import TransformerConfig
-from .layers import Dropout, Embedding, LayerNorm, LearnedPositions, Linear, SinusoidalPositions
+from .layers import Dropout, Embedding, LearnedPositions, Linear, SinusoidalPositions, make_norm
 from .module import Module
 
 
@@ -33,19 +35,21 @@ class Model(Module):
         self.embed = Embedding(c.vocab_size, c.d_model, rng, c.dtype)
         if c.positions == "learned":
             self.positions = LearnedPositions(c.max_len, c.d_model, rng, c.dtype)
-        else:
+        elif c.positions == "sinusoidal":
             self.positions = SinusoidalPositions()
+        else:
+            self.positions = None                                     # rope: in self-attention
         self.dropout = Dropout(c.dropout, dropout_rng)
         return rng, dropout_rng
 
     def make_final_norm(self):
         """Pre-LN leaves the residual stream unnormalised: a stack's output is normalised once (None for post-LN)."""
-        return LayerNorm(self.config.d_model, self.config.dtype) if self.config.norm_first else None
+        return make_norm(self.config) if self.config.norm_first else None
 
     def build_output(self, rng):
         """The output projection: the embedding matrix when tied, else its own Linear."""
         c = self.config
-        self.output = None if c.tie_embeddings else Linear(c.d_model, c.vocab_size, rng, dtype=c.dtype)
+        self.output = None if c.tie_embeddings else Linear(c.d_model, c.vocab_size, rng, bias=c.bias, dtype=c.dtype)
 
     def check_input(self, ids, name, offset=0):
         """ids must be a (B, T) array of token ids of the vocabulary, its positions offset.. within max_len."""
@@ -60,7 +64,8 @@ class Model(Module):
     def embed_ids(self, ids, name, offset=0):
         """ids (B, T), checked, whose first position is number offset -> (B, T, d_model)."""
         self.check_input(ids, name, offset)
-        return self.dropout(self.positions(self.embed(ids), offset))       # (B, T, d_model)
+        x = self.embed(ids)                                                 # (B, T, d_model)
+        return self.dropout(x if self.positions is None else self.positions(x, offset))
 
     def encoder_stack(self, ids, name):
         """ids (B, T) through self.encoder, each position attending to every non-PAD one

@@ -13,11 +13,13 @@ from .basic import (add_backward, add_forward, div_backward, div_forward, dropou
                     dropout_forward, exp_backward, exp_forward, gelu_backward, gelu_forward,
                     log_backward, log_forward, matmul_backward, matmul_forward, mean_backward,
                     mean_forward, mul_backward, mul_forward, relu_backward, relu_forward,
-                    reshape_backward, reshape_forward, sub_backward, sub_forward, sum_backward,
-                    sum_forward, transpose_backward, transpose_forward, broadcast_axes, unbroadcast)
+                    reshape_backward, reshape_forward, silu_backward, silu_forward, sub_backward,
+                    sub_forward, sum_backward, sum_forward, transpose_backward, transpose_forward,
+                    broadcast_axes, unbroadcast)
 from .embedding import (embedding_backward, embedding_forward, positional_encoding_backward,
                         positional_encoding_forward, sinusoidal_positions)
-from .layernorm import layer_norm_backward, layer_norm_forward
+from .layernorm import layer_norm_backward, layer_norm_forward, rms_norm_backward, rms_norm_forward
 from .linear import linear_backward, linear_forward
 from .loss import cross_entropy_backward, cross_entropy_forward
+from .rope import rope_backward, rope_forward
 from .softmax import log_softmax_backward, log_softmax_forward, softmax_backward, softmax_forward

@@ -243,6 +243,20 @@ def gelu_backward(dout, cache):
     return (dout * local,)
 
 
+def silu_forward(x):
+    """Return (silu(x), cache): SiLU, x * sigmoid(x), the gate of LLaMA's SwiGLU feed-forward."""
+    check_float("silu", x=x)
+    # sigmoid(x) = 1 / (1 + e^-x) = (1 + tanh(x/2)) / 2: the tanh form never overflows
+    s = 0.5 * (1.0 + np.tanh(0.5 * x))
+    return x * s, (x, s)
+
+
+def silu_backward(dout, cache):
+    x, s = cache
+    # out = x * s with s = sigmoid(x), s' = s (1 - s)  ->  dx = dout * (s + x s (1 - s))   (product rule)
+    return (dout * (s + x * s * (1.0 - s)),)
+
+
 def dropout_forward(x, p, rng, training=True):
     """Inverted dropout: zero each element with probability p, scale the rest by 1/(1-p).
 

@@ -1,8 +1,10 @@
-"""Layer normalisation over the last axis, as torch.nn.LayerNorm.
+"""Layer normalisation over the last axis, as torch.nn.LayerNorm, and RMS normalisation, as torch.nn.RMSNorm.
 
-    mean = mean(x),  var = mean((x - mean)^2)     (biased variance)
-    xhat = (x - mean) / sqrt(var + eps)           (eps inside the root)
-    y    = gamma * xhat + beta
+    layer_norm:  mean = mean(x),  var = mean((x - mean)^2)     (biased variance)
+                 xhat = (x - mean) / sqrt(var + eps)           (eps inside the root)
+                 y    = gamma * xhat + beta
+    rms_norm:    xhat = x / sqrt(mean(x^2) + eps)              (no mean taken away, no beta)
+                 y    = gamma * xhat
 """
 import numpy as np
 
@@ -42,3 +44,31 @@ def layer_norm_backward(dout, cache):
     mean_dxhat_xhat = (dxhat * xhat).mean(axis=-1, keepdims=True)   # (..., 1)
     dx = rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat)       # (..., D)
     return dx, dgamma, dbeta
+
+
+def rms_norm_forward(x, gamma, eps=1e-5):
+    """x (..., D), gamma (D,)  ->  y (..., D): x over the root of its mean square, scaled by gamma."""
+    check_float("rms_norm", x=x, gamma=gamma)
+    if np.ndim(x) < 1:
+        raise ValueError("rms_norm: x must have at least one axis (..., D), got a 0-d array")
+    D = x.shape[-1]
+    if gamma.shape != (D,):
+        raise ValueError(f"rms_norm: gamma must have shape ({D},) to match x {x.shape}, got {gamma.shape}")
+    check_number("rms_norm", "eps", eps, 0, low_open=True)
+    mean_square = (x * x).mean(axis=-1, keepdims=True)     # (..., 1)
+    rstd = 1.0 / np.sqrt(mean_square + eps)                # (..., 1) reciprocal root mean square
+    xhat = x * rstd                                        # (..., D)
+    # Cache xhat and rstd, as layer_norm does: backward needs exactly these two.
+    return xhat * gamma, (xhat, rstd, gamma)
+
+
+def rms_norm_backward(dout, cache):
+    xhat, rstd, gamma = cache
+    # forward: y = gamma * xhat, gamma (D,) stretched over the rows  ->  dgamma = sum over rows of dout * xhat
+    dgamma = unbroadcast(dout * xhat, gamma.shape)         # (D,)
+    # forward: xhat = x * rstd with rstd = (mean(x^2) + eps)^(-1/2), so d rstd / dx_j = -rstd^3 x_j / D:
+    #   dx = rstd * (dxhat - xhat * mean(dxhat * xhat))    (layer_norm's without its mean term)
+    dxhat = dout * gamma                                   # (..., D)
+    mean_dxhat_xhat = (dxhat * xhat).mean(axis=-1, keepdims=True)   # (..., 1)
+    dx = rstd * (dxhat - xhat * mean_dxhat_xhat)                    # (..., D)
+    return dx, dgamma

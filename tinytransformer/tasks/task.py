@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import functional as F
 from ..memory import check_fits
-from ..nn import TransformerConfig, inference
+from ..nn import TransformerConfig, inference, swiglu_d_ff
 from ..vocabulary import EOS, PAD
 from .options import option
 
@@ -39,6 +39,10 @@ from .options import option
 # trained without dropout; every task starts from it (the command line's --d-model and so on).
 CLASSROOM_MODEL = dict(dropout=0.0)
 GPT_STYLE = dict(positions="learned", norm_first=True, activation="gelu")     # GPT-2: pre-LN, GELU
+# LLaMA's block (TransformerConfig.llama_style) with the classroom model's feed-forward weights: SwiGLU's
+# three matrices at 2/3 of the classroom d_ff (nn.swiglu_d_ff(128) = 85) hold as many as its two
+MODERN_STYLE = dict(positions="rope", norm_first=True, norm="rms", activation="swiglu", bias=False,
+                    d_ff=swiglu_d_ff(TransformerConfig.d_ff))
 BERT_STYLE = dict(positions="learned", norm_first=False, activation="gelu")   # BERT: post-LN, GELU
 
 
@@ -103,7 +107,7 @@ class Task(abc.ABC):
     model_class = None           # nn.Transformer, nn.GPT, nn.BERT or nn.VisionTransformer
     exact = True                 # evaluate gives held-out exact match (else the held-out loss)
     measure = "exact match"      # what evaluate's share is called: "accuracy" for a label per sequence
-    model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE)
+    model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE, MODERN_STYLE)
     training = Training()
 
     @abc.abstractmethod

@@ -34,11 +34,12 @@ from ..tokenizer import BPE, CharTokenizer
 from ..vocabulary import N_SPECIAL
 from .batches import LMBatch
 from .options import option
-from .task import GPT_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
+from .task import GPT_STYLE, MODERN_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
 TEXTS = ("story", "python-docs")
 TOKENIZERS = ("char", "bpe")
+BLOCKS = {"gpt2": GPT_STYLE, "modern": MODERN_STYLE}     # --block: the GPT's layers
 BPE_SIZE = 512                      # the default of tokenizer="bpe": 256 bytes and 256 merges
 
 
@@ -136,14 +137,19 @@ class TextTask(Task):
                             choices=TOKENIZERS)
     bpe_size: int | None = option(None, "--bpe-size", "ids of the BPE (--tokenizer bpe): 256 bytes and the "
                                   f"merges (default {BPE_SIZE})")                              # char: None
+    block: str = option("gpt2", "--block", "the GPT's layers: gpt2 (pre-LN LayerNorm, GELU, learned positions, "
+                        "biases) or modern (as LLaMA: pre-norm RMSNorm, SwiGLU, rotary positions, no biases; "
+                        "d_ff 85, the feed-forward weights of gpt2's 128)", choices=tuple(BLOCKS))
     corpus: TextCorpus | None = None        # a corpus of your own, instead of text_name, tokenizer and bpe_size
 
-    name, model_class, model_style, exact = "text", nn.GPT, GPT_STYLE, False
+    name, model_class, exact = "text", nn.GPT, False
     # in a 600-step run on the story the held-out loss was lowest at step 300 and rose after it: the
     # 5,500 training characters are overfitted (README, "Train")
     training = Training(steps=300, batch_size=32, target_accuracy=None)
 
     def __post_init__(self):
+        if self.block not in BLOCKS:
+            raise ValueError(f"text: block must be one of {tuple(BLOCKS)}, got {self.block!r}")
         if self.corpus is None:
             if self.text_name not in TEXTS:
                 raise ValueError(f"text: text_name must be one of {TEXTS}, got {self.text_name!r}")
@@ -154,6 +160,11 @@ class TextTask(Task):
         check_option(self, "seq_len", 2, min(len(self.corpus.held_out_ids), len(self.corpus.train_ids)) - 1)
         self.held_out = self.corpus.held_out_batch(self.seq_len)
         self.held_out_characters = self.corpus.characters(self.held_out.targets)
+
+    @property
+    def model_style(self):
+        """The config fields of the block: GPT-2's or the modern one's."""
+        return BLOCKS[self.block]
 
     @property
     def characters_per_token(self):
