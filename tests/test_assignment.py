@@ -43,6 +43,7 @@ def test_a_users_folder_named_like_the_build_folder_is_left_alone(tmp_path):
     assert names(tmp_path) == [".wk.building", "wk", "wk.points.json"]
 
 
+@pytest.mark.slow
 def test_a_users_autograder_zip_is_not_replaced_without_force(tmp_path):
     (tmp_path / "wk-autograder.zip").write_bytes(b"my own zip")
     line = refused(assignment(tmp_path, "wk", "--ops", "exp", "--autograder"))
@@ -116,6 +117,7 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
     assert (tmp_path / "left").read_text() == ""             # the tmpfs was empty when the command ended
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_up_at_the_autograder_zip_leaves_nothing(tmp_path):
     """Room for the edition, not for its zip: the edition and the points file this run wrote go again."""
     assert assignment(tmp_path, "reference", "--ops", "exp").returncode == 0
@@ -128,6 +130,7 @@ def test_a_disk_that_fills_up_at_the_autograder_zip_leaves_nothing(tmp_path):
     assert (tmp_path / "left").read_text() == ""
 
 
+@pytest.mark.slow
 def test_hide_keeps_later_weeks_out_of_the_points_and_says_so(tmp_path):
     done = assignment(tmp_path, "wk", "--ops", "softmax", "--hide", "layer_norm,softmax")
     assert done.returncode == 0, done.stderr
@@ -137,6 +140,7 @@ def test_hide_keeps_later_weeks_out_of_the_points_and_says_so(tmp_path):
     assert "--hide names later weeks' ops" in refused(assignment(tmp_path, "all", "--hide", "layer_norm"))
 
 
+@pytest.mark.slow
 def test_two_at_once_one_wins_and_the_other_fails_in_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "tinytransformer", "assignment", "wk", "--ops", "exp"]

@@ -106,6 +106,7 @@ def results(root):
     return json.loads((root / "results" / "results.json").read_text())
 
 
+@pytest.mark.slow
 def test_setup_makes_a_venv_on_an_externally_managed_python_and_keeps_the_instructors_files_unreadable(autograder):
     root, env, tmp = autograder
     python = root / "venv" / "bin" / "python"
@@ -207,6 +208,7 @@ def test_a_grader_killed_mid_run_leaves_a_zero_score_and_the_reason(autograder):
     assert found["output"].startswith("Not graded: the grader was killed (signal 9)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["outer timeout", "GRADE_SECONDS"])
 def test_a_hang_leaves_a_zero_score_and_the_reason(autograder, how):
     """Gradescope's own limit (here `timeout 4`, which sends SIGTERM) or run_autograder's, GRADE_SECONDS."""

@@ -31,6 +31,7 @@ def twin_models(seed):
     return ours, reference.copy_weights(ours, reference.build_model(reference.CLASSROOM_MODEL, seed=seed))
 
 
+@pytest.mark.slow
 def test_same_weights_same_batches_give_the_same_losses():
     torch.set_num_threads(1)
     ours, theirs = twin_models(seed=0)

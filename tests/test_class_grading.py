@@ -207,6 +207,7 @@ def add_backward(dout, cache):
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attempt", TAMPERS)
 def test_a_tamper_attempt_earns_only_the_honest_ops(batch, tmp_path, attempt):
     graded = grade(batch, tmp_path, with_function(library_files(), "add", TAMPERS[attempt]), timeout=3)
@@ -214,6 +215,7 @@ def test_a_tamper_attempt_earns_only_the_honest_ops(batch, tmp_path, attempt):
     assert graded.score == graded.max_score - 1, {op: r for op, r in graded.ops.items() if r.status != "pass"}
 
 
+@pytest.mark.slow
 def test_a_loop_is_a_timeout_and_a_raise_names_its_case_and_line(batch, tmp_path):
     graded = grade(batch, tmp_path, with_function(library_files(), "add", TAMPERS["loops forever"]), timeout=2)
     assert graded.ops["add"].status == "timeout"
@@ -446,6 +448,7 @@ def hostile_class(tmp_path):
     return submissions
 
 
+@pytest.mark.slow
 def test_a_hostile_class_is_graded_each_as_it_deserves_and_every_output_complete(tmp_path, capsys):
     submissions = hostile_class(tmp_path)
     points = tmp_path / "points.json"

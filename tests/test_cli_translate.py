@@ -20,6 +20,7 @@ def trained(tmp_path_factory):
     return model, json.loads(report.read_text())
 
 
+@pytest.mark.slow
 def test_json_holds_bleu_chrf_exact_match_and_examples(trained):
     _, report = trained
     assert 0 < report["bleu"] < 100 and 0 < report["chrf"] < 100 and 0 <= report["exact_match"] < 1

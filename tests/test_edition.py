@@ -91,6 +91,7 @@ def test_the_reference_filled_back_in_passes(tmp_path):
     assert done.stdout.rstrip().endswith("29 of 29 pass")
 
 
+@pytest.mark.slow
 def test_an_edition_with_every_blank_written_right_passes_its_own_test_suite(tmp_path):
     """The student's reward: every test the edition ships passes once the blanks are written (here: the
     library's own backward passes and Tape.backward put back)."""
@@ -331,6 +332,7 @@ def library_answers():
             if isinstance(node, ast.FunctionDef) and node.name.endswith("_backward")}
 
 
+@pytest.mark.slow
 def test_no_python_file_of_a_fresh_edition_computes_a_blank_backwards_answer(built):
     """Any file of the edition (a test, a benchmark, a tool) that computes a blanked backward pass's value, such as
     a test's 'wrong' log_softmax that is right but for the mask, hands the answer over. (The notebooks are the
@@ -413,6 +415,7 @@ def check_cells_fail_cleanly(nb):
         assert "not done yet" in text and "correct" not in text, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["03_every_op", "08_training_copy_and_reverse", "12_bert_encoder_only"])
 def test_the_check_cells_fail_cleanly_on_empty_exercises_with_every_backward_blank(blank, name):
     """Run on the blank edition's own library: 03 has a backward pass as its exercise; 08's and 12's

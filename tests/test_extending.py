@@ -66,6 +66,7 @@ def test_the_examples_are_what_the_page_shows():
         assert f"examples/{stem}.py" in page                             # shown whole by literalinclude
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NEW_TASKS)
 def test_a_new_task_trains_through_train_and_the_command_line(project, tmp_path, name):
     code = (f"import tinytransformer as tt; r = tt.train.train(None, {name!r}, steps=6, eval_every=3, "

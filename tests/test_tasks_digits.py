@@ -45,6 +45,7 @@ def test_batches_come_from_the_training_images_only(task):
     assert all(row.tobytes() in train_rows for row in batch.patches)
 
 
+@pytest.mark.slow
 def test_a_short_run_learns_far_beyond_chance(task):
     result = train(None, task, steps=200, eval_every=0, progress=False)
     assert result.exact_match > 0.6                                     # chance: 0.1
@@ -56,6 +57,7 @@ def test_a_patch_that_does_not_tile_the_image_is_refused(size):
         make_task("digits", patch_size=size)
 
 
+@pytest.mark.slow
 def test_the_command_line_trains_it_with_its_flag(capsys):
     code = main(["train", "--task", "digits", "--patch-size", "4", "--steps", "100", "--eval-every", "0"])
     out = capsys.readouterr().out

@@ -221,6 +221,7 @@ def test_make_task_and_the_model_it_trains():
         make_task("translate", n_held_out=0)
 
 
+@pytest.mark.slow
 def test_a_short_training_run_is_measured_honestly():
     """A small model trained briefly: BLEU and exact match between 0 and 100, the report and --json agree."""
     task = translation.TranslationTask(n_held_out=50, n_compositional=10)
