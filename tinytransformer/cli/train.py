@@ -159,9 +159,12 @@ def train_command(args):
     target = settings.target_accuracy if task.exact else None
     measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
     if task.exact:
-        print(f"held-out {task.measure} {result.exact_match:.1%} after {result.steps} steps; "
-              + (f"reached {target:.0%} at step {reached}" if reached
-                 else f"did not reach {target:.0%}" if target is not None else "no target"))
+        print(f"validation {task.measure} {result.exact_match:.1%} "
+              + (f"at step {reached} (stopped there: it reached {target:.0%})" if reached
+                 else f"after {result.steps} steps (" + (f"did not reach {target:.0%})" if target is not None
+                                                         else "no target)"))
+              + f"; test {task.measure} {result.test_exact_match:.1%} on {result.test_size} {task.examples}, "
+              "touched once")
     else:
         print(f"held-out loss {result.held_out_loss:.4f} after {result.steps} steps "
               f"(training loss {result.final_loss:.4f})"
@@ -317,8 +320,9 @@ def add_parser(commands):
     inexact = " and ".join(name for name, task_class in TASKS.items() if not task_class.exact)
     train = commands.add_parser("train", help="train a Transformer, GPT or BERT on one of the tasks",
                                 description=f"Train a model on a task: {models}. The tasks with an exact "
-                                            "answer train until held-out exact match reaches "
-                                            "--target-accuracy (exit status 1 if it does not); "
+                                            "answer train until exact match on a validation split "
+                                            "reaches --target-accuracy (exit status 1 if it does not), "
+                                            "then report a test split measured once; "
                                             f"{inexact} run all their steps and report the held-out loss.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     train.add_argument("--task", choices=tuple(TASKS), default=DEFAULT_TASK, help="the task (and so the model)")
