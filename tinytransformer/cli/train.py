@@ -176,7 +176,9 @@ def train_command(args):
     print("\n" + "\n".join(task.show(result.model)))
     if args.json:
         summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
-        summary.update(measures, **task.model_measures(result.model))     # translate: BLEU, chrF, examples
+        summary.update(measures)                                            # text: per character
+        summary.update({name: value for name, value in task.model_measures(result.model).items()
+                        if name not in summary})      # translate: BLEU, chrF, examples; exact_match stays validation's
         write_summary(args.json, summary)
     if args.plot:
         plot_training(result, task, args.plot)
