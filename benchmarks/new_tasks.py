@@ -3,7 +3,7 @@
 docs/examples/sort.py (the encoder-decoder) and docs/examples/palindrome.py (BERT through [CLS]) are added
 to a copy of the package as the page says (its file and its registry line) and trained by the command
 line; classify is trained beside them for comparison. Each run: the task, the learning-rate scale, the
-labelled sequences (the classifiers), the seed, and the held-out result. Writes every line and the load
+labelled sequences (the classifiers), the seed, the validation result training stops on and the test result. Writes every line and the load
 average to benchmarks/results/new_tasks.json. About 5 minutes on 2 cores. Run from the repository root:
 
     PYTHONPATH=. python benchmarks/new_tasks.py
@@ -40,16 +40,17 @@ def extended_copy(folder):
 
 
 def train(folder, task, lr_scale, labelled, steps, seed):
-    """The held-out line of one `train` run: {"measure", "value", "steps", "reached"}."""
+    """The result line of one `train` run: {"measure", "value" (validation), "steps", "reached", "test"}."""
     command = [sys.executable, "-m", "tinytransformer", "train", "--task", task, "--lr-scale", str(lr_scale),
                "--seed", str(seed)] + (["--labelled", str(labelled)] if labelled else []) + \
         (["--steps", str(steps)] if steps else [])
     done = subprocess.run(command, capture_output=True, text=True, cwd=folder,
                           env={**os.environ, "PYTHONPATH": str(folder), "OPENBLAS_NUM_THREADS": "1"})
-    line = next(line for line in done.stdout.splitlines() if line.startswith("held-out "))
-    found = re.match(r"held-out (.+?) ([\d.]+)% after (\d+) steps", line)
-    return {"measure": found.group(1), "value": float(found.group(2)) / 100, "steps": int(found.group(3)),
-            "reached": "reached" in line}
+    line = next(line for line in done.stdout.splitlines() if line.startswith("validation "))
+    found = re.match(r"validation (.+?) ([\d.]+)% (?:at step (\d+)|after (\d+) steps).*; test .+? ([\d.]+)% on", line)
+    return {"measure": found.group(1), "value": float(found.group(2)) / 100,
+            "steps": int(found.group(3) or found.group(4)), "reached": "reached" in line,
+            "test": float(found.group(5)) / 100}
 
 
 def main():
@@ -64,7 +65,8 @@ def main():
                 found = train(scratch, task, lr_scale, labelled, steps, seed)
                 runs.append({"task": task, "lr_scale": lr_scale, "labelled": labelled, "seed": seed, **found})
                 print(f"{task:<10} lr {lr_scale:<4} labelled {labelled or 'default':<7} seed {seed}: "
-                      f"{found['measure']} {found['value']:.1%} after {found['steps']} steps", flush=True)
+                      f"validation {found['measure']} {found['value']:.1%} after {found['steps']} steps, "
+                      f"test {found['test']:.1%}", flush=True)
     record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "machine": "2-core AMD EPYC VM, one BLAS thread", "load_before": before, "load_after": load_average(),
               "runs": runs}

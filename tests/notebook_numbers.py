@@ -34,6 +34,7 @@ SOURCED = {
         "0.6": "the paper, section 6.1: beam size 4, length penalty alpha = 0.6",
         "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
         "13": "the classroom model's vocabulary: 10 symbols and PAD, BOS, EOS",
+        "40,745": "arithmetic of the prose: the paper's 37000 tokens and the 3,745 rows the output prints",
     },
     "08": {
         "128": "the classroom model's d_ff (python -m tinytransformer train, README's Train section)",
@@ -79,6 +80,12 @@ SOURCED = {
         "100,000": "the code of the cell below it: train_text[:100_000]",
         "37,000": "the paper, section 5.1: English-German, byte-pair encoding, a shared vocabulary of about 37000 tokens",
         "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",
+        "1,881": "docs/results/tokenizers.md: the short story's training part as BPE tokens",
+    },
+    "16": {
+        "1.3": "Dosovitskiy et al. (2021), ViT, section 4.1: ImageNet, 1.3 million images",
+        "14": "Dosovitskiy et al. (2021), ViT, section 4.1: ImageNet-21k, 14 million images",
+        "300": "Dosovitskiy et al. (2021), ViT, section 4.1: JFT, 303 million images, called JFT-300M",
     },
     "17": {
         "17": "the notebook's own number, in its title",

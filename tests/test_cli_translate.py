@@ -24,6 +24,7 @@ def trained(tmp_path_factory):
 def test_json_holds_bleu_chrf_exact_match_and_examples(trained):
     _, report = trained
     assert 0 < report["bleu"] < 100 and 0 < report["chrf"] < 100 and 0 <= report["exact_match"] < 1
+    assert report["test_size"] == 500 and 0 <= report["test_exact_match"] < 1    # BLEU and chrF: the test's too
     assert set(report["compositional_bleu"]) == {"unseen adjective-noun pair", "unseen number",
                                                  "negation after dass/weil"}
     held_out = TranslationTask(n_compositional=1).held_out

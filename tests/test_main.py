@@ -23,7 +23,9 @@ def test_command_line_train_end_to_end(tmp_path, capsys):
     result = json.loads(paths["json"].read_text())
     assert result["reached_target_at_step"] is None and result["exact_match"] < 0.99
     assert status == 1                               # the target was not reached in 20 steps
-    assert "held-out exact match" in out.out and "predicted" in out.out
+    assert "validation exact match" in out.out and "predicted" in out.out
+    assert 0 <= result["test_exact_match"] <= 1 and result["test_size"] == 1000     # the test split, once
+    assert f"test exact match {result['test_exact_match']:.1%} on 1000 sequences, touched once" in out.out
     assert "step 20/20" in out.err                   # the progress line
     assert {"task", "steps", "wall_seconds", "train_seconds", "ms_per_step", "exact_match", "final_loss",
             "reached_target_at_step", "losses"} <= set(result)
@@ -49,7 +51,7 @@ def test_command_line_profile_prints_the_time_of_each_op(capsys):
     status = main(["train", "--profile", "--profile-steps", "3", "--seq-len", "3", "--symbols", "3",
                    "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8"])
     out = capsys.readouterr().out
-    assert status == 0 and "held-out exact match" not in out          # profiles instead of training
+    assert status == 0 and "exact match" not in out                   # profiles instead of training
     lines = out.splitlines()
     rules = [i for i, line in enumerate(lines) if line == "-" * 70]
     assert len(rules) == 2                                               # under the header, above the totals
@@ -100,9 +102,11 @@ def test_command_line_trains_every_task(tmp_path, capsys, name, extra, model_cla
     assert "step 4/4" in out.err
     if name in ("addition", "classify"):                     # an exact answer: a target not reached in 4 steps
         assert result["exact_match"] < 0.99 and result["reached_target_at_step"] is None and status == 1
-        assert f"held-out {tt.tasks.TASKS[name].measure}" in out.out
+        assert f"validation {tt.tasks.TASKS[name].measure}" in out.out
+        assert f"test {tt.tasks.TASKS[name].measure} {result['test_exact_match']:.1%}" in out.out
     else:                                                    # no target: the held-out loss, status 0
         assert result["exact_match"] is None and result["held_out_loss"] > 0 and status == 0
+        assert result["test_exact_match"] is None                  # nothing chosen on the held-out loss
         assert "held-out loss" in out.out
     assert type(tt.load_checkpoint(paths["npz"])) is model_class
 
@@ -114,7 +118,7 @@ def test_command_line_profiles_every_model(capsys, name, extra, model_name):
     status = main(["train", "--task", name, "--profile", "--profile-steps", "2", *TINY_MODEL, *extra])
     out = capsys.readouterr().out
     assert status == 0 and f"{model_name}, d_model 16" in out
-    assert "held-out exact match" not in out and "held-out loss" not in out      # profiles instead of training
+    assert "exact match" not in out and "held-out loss" not in out               # profiles instead of training
     ops_timed = {line.split()[0] for line in out.splitlines()[3:] if line and not line.startswith("-")}
     assert {"attention", "layer_norm", "embedding", "cross_entropy"} <= ops_timed
 

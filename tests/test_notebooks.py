@@ -850,21 +850,25 @@ def test_bleu_by_hand_and_the_compositional_verdict_in_notebook_15():
     assert abs(bleu([hypothesis], [reference]) - by_hand) < 1e-9
     outputs = all_outputs(read(notebook("15_")))
     assert f"BLEU by hand {by_hand:.2f}; tt.metrics.bleu {by_hand:.2f}" in outputs
-    # the prose says no sentence with a negation after dass/weil comes out exactly right
-    assert re.search(r"negation after dass/weil +BLEU +[0-9.]+ +exact match +0\.0%", outputs)
+    # the prose says one sentence in a hundred with a negation after dass/weil comes out exactly right
+    assert re.search(r"negation after dass/weil +BLEU +[0-9.]+ +exact match +1\.0%", outputs)
 
 
 def test_the_vision_lesson_in_notebook_16_is_the_benchmarks():
-    """Notebook 16 trains seed 0 with the task's defaults and the logistic-regression baseline of
-    benchmarks/digits.py: the accuracies it prints are the recorded ones, and the prose's verdict (no better
-    than the linear model) is what they say."""
+    """Notebook 16 trains seed 0 with the task's defaults beside the three baselines of benchmarks/digits.py:
+    the accuracies it prints are the recorded ones, and the prose's verdict is what they say (level with
+    logistic regression, within a point; behind 1-nearest-neighbour and the SVM)."""
     import json
     record = json.loads((NOTEBOOK_DIR.parent / "benchmarks" / "results" / "digits.json").read_text())
     seed_0 = next(run for run in record["runs"] if run["seed"] == 0)
     outputs = all_outputs(read(notebook("16_")))
-    assert f"held-out accuracy {seed_0['accuracy']:.1%} after {seed_0['steps']} steps" in outputs
-    assert f"pixels: held-out accuracy {record['logistic_regression_accuracy']:.1%}" in outputs
-    assert seed_0["accuracy"] - record["logistic_regression_accuracy"] < 0.01
+    assert f"validation accuracy {seed_0['validation_accuracy']:.1%} after {seed_0['steps']} steps" in outputs
+    assert f"test accuracy {seed_0['test_accuracy']:.1%} on {record['n_test']} images" in outputs
+    baselines = {name: measured["test_accuracy"] for name, measured in record["baselines"].items()}
+    assert all(f"{accuracy:.1%}" in outputs for accuracy in baselines.values())
+    assert f"C = {record['baselines']['SVM (RBF kernel)']['C']:g}" in outputs       # chosen on validation alike
+    assert abs(seed_0["test_accuracy"] - baselines["logistic regression"]) < 0.01
+    assert seed_0["test_accuracy"] < min(baselines["1-nearest-neighbour"], baselines["SVM (RBF kernel)"])
 
 
 # ---------------------------------------------------------------------------

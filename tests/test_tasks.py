@@ -98,3 +98,59 @@ def test_make_task_builds_every_task_by_name():
         assert type(task) is tasks.TASKS[name] and all(getattr(task, k) == v for k, v in options.items())
     with pytest.raises(ValueError, match="make_task: name must be one of"):
         tasks.make_task("no-such-task")
+
+
+SMALL_EXACT = {"copy": dict(seq_len=4, n_symbols=5), "reverse": dict(seq_len=4, n_symbols=5), "addition": dict(digits=2),
+               "classify": dict(k_max=4, n_symbols=5, n_labelled=32), "translate": {}, "digits": {}}
+
+
+def split_keys(split):
+    """The rows of a split (its first array, or the English of translate's Pairs) as a set, to compare splits."""
+    first = split[0]
+    return set(first) if isinstance(first, list) else {row.tobytes() for row in first}
+
+
+def test_every_task_that_stops_early_has_a_validation_split_apart_from_its_test_split():
+    exact = sorted(name for name, task_class in tasks.TASKS.items() if task_class.exact)
+    assert exact == sorted(SMALL_EXACT)                      # a new exact task joins this test
+    for name, options in SMALL_EXACT.items():
+        task = tasks.make_task(name, **options)
+        validation, test = split_keys(task.validation), split_keys(task.held_out)
+        assert validation and test and not validation & test, name
+        assert task.training.target_accuracy is not None     # it stops early: on the validation split
+
+
+class Watched(tasks.CopyTask):
+    """copy, recording which split each measure reads."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.calls = []
+
+    def evaluate(self, model):
+        self.calls.append("validation")
+        return super().evaluate(model)
+
+    def test(self, model):
+        self.calls.append("test")
+        return super().test(model)
+
+
+def test_training_stops_on_the_validation_split_and_measures_the_test_split_once_at_the_end():
+    task = Watched(seq_len=4, n_symbols=5, n_held_out=50, n_validation=40)
+    result = train(task.config(**TINY), task, steps=9, eval_every=3, target_accuracy=None, progress=False)
+    assert task.calls == ["validation"] * 3 + ["test"]
+    assert result.exact_match == task.evaluate(result.model) and result.test_size == 50
+    assert result.test_exact_match == tasks.sequences.evaluate_sequences(result.model, task.held_out)
+    task.calls.clear()
+    stopped = train(task.config(**TINY), task, steps=9, eval_every=3, target_accuracy=0.0, progress=False)
+    assert stopped.reached_target_at_step == 3 and task.calls == ["validation", "test"]
+
+
+@pytest.mark.parametrize("name", ["copy", "classify", "translate"])
+def test_the_validation_split_takes_no_draw_from_the_training_stream(name):
+    """Same seed, same training batches, whatever the validation split's size."""
+    options = {**SMALL_EXACT[name], "n_held_out": 20}
+    made = [tasks.make_task(name, **options, n_validation=size) for size in (1, 30)]
+    runs = [train(task.config(**TINY), task, steps=3, batch_size=4, eval_every=0, progress=False) for task in made]
+    assert runs[0].losses == runs[1].losses

@@ -37,6 +37,18 @@ def test_addition_held_out_problems_are_never_drawn_for_training():
     assert ((low < counts[counts > 0]) & (counts[counts > 0] < high)).all()
 
 
+def test_addition_validation_problems_are_apart_from_the_test_and_never_drawn_for_training():
+    split = addition.Split(digits=1, n_held_out=20, seed=0, n_validation=10)   # 100 problems: 20 test, 10 validation
+    assert len(np.union1d(split.held_out_numbers, split.validation_numbers)) == 30
+    drawn = split.training_numbers(20_000, np.random.default_rng(0))
+    assert set(drawn) == set(range(100)) - set(split.held_out_numbers) - set(split.validation_numbers)
+    assert np.array_equal(split.held_out_numbers, addition.Split(digits=1, n_held_out=20, seed=0).held_out_numbers)
+    task = addition.AdditionTask(digits=2)
+    assert len(task.validation.prompt) == len(task.held_out.prompt) == 1000
+    with pytest.raises(ValueError, match="n_held_out \\+ n_validation < 100"):
+        addition.Split(digits=1, n_held_out=60, n_validation=40)
+
+
 def test_addition_split_of_three_digits_and_its_batches():
     split = addition.Split(digits=3, n_held_out=1000, seed=0)
     assert len(np.unique(split.held_out_numbers)) == 1000

@@ -12,6 +12,8 @@ def test_classify_held_out_sequences_are_not_among_the_labelled():
     held_out = {row.tobytes() for row in task.held_out.ids}
     assert not any(row.tobytes() in held_out for row in task.labelled.ids)
     assert 0 < len(task.labelled.ids) < 500                    # with so few sequences some were dropped
+    validation = {row.tobytes() for row in task.validation.ids}
+    assert task.apart and not validation & held_out and not any(row.tobytes() in validation for row in task.labelled.ids)
     with pytest.raises(ValueError, match="ClassifyTask: every one of the 50 labelled sequences is held out"):
         tasks.ClassifyTask(k_max=3, n_symbols=3, n_labelled=50, n_held_out=500)   # 36 sequences in all
 
@@ -45,7 +47,7 @@ def test_classify_answers_by_its_readout(readout, n_classes):
     assert model.config.n_classes == n_classes
     expected = (cloze.cloze_logits(model, task.held_out.ids) if readout == "cloze"
                 else model.classify(task.held_out.ids)).data.argmax(axis=-1)
-    assert task.evaluate(model) == pytest.approx((expected == task.held_out.labels).mean())
+    assert task.test(model) == (pytest.approx((expected == task.held_out.labels).mean()), 30)
     with pytest.raises(ValueError, match="classify: readout must be one of cloze, cls, got 'CLS'"):
         tasks.ClassifyTask(readout="CLS")
 

@@ -26,15 +26,17 @@ def test_patches_are_the_image_square_by_square():
         assert np.array_equal(from_patches(to_patches(image, size), size), image)
 
 
-def test_the_split_is_fixed_and_held_out_images_are_never_trained_on(task):
+def test_the_split_is_fixed_and_test_and_validation_images_are_never_trained_on(task):
     images, _ = load_digits()
     assert images.shape == (1797, 8, 8) and 0 <= images.min() and images.max() == 1
-    assert len(task.held_out.labels) == 297 and len(task.train_set.labels) == 1500
-    train_rows = {row.tobytes() for row in task.train_set.patches}
-    held_rows = [row.tobytes() for row in task.held_out.patches]
-    assert not [row for row in held_rows if row in train_rows]         # no held-out image is a training image
+    assert (len(task.held_out.labels), len(task.validation.labels), len(task.train_set.labels)) == (297, 300, 1200)
+    rows = {name: {row.tobytes() for row in part.patches}
+            for name, part in (("test", task.held_out), ("validation", task.validation), ("train", task.train_set))}
+    assert sum(map(len, rows.values())) == 1797                         # the three parts share no image
+    assert len(rows["test"] | rows["validation"] | rows["train"]) == 1797
     again = DigitsTask()
     assert np.array_equal(again.held_out.patches, task.held_out.patches)
+    assert np.array_equal(again.validation.patches, task.validation.patches)
     assert not np.array_equal(DigitsTask(split_seed=1).held_out.labels, task.held_out.labels)
 
 
@@ -48,7 +50,8 @@ def test_batches_come_from_the_training_images_only(task):
 @pytest.mark.slow
 def test_a_short_run_learns_far_beyond_chance(task):
     result = train(None, task, steps=200, eval_every=0, progress=False)
-    assert result.exact_match > 0.6                                     # chance: 0.1
+    assert result.exact_match > 0.6 and result.test_exact_match > 0.6  # validation and test; chance: 0.1
+    assert result.test_size == 297
 
 
 @pytest.mark.parametrize("size", [3, 0, 16])
@@ -61,5 +64,5 @@ def test_a_patch_that_does_not_tile_the_image_is_refused(size):
 def test_the_command_line_trains_it_with_its_flag(capsys):
     code = main(["train", "--task", "digits", "--patch-size", "4", "--steps", "100", "--eval-every", "0"])
     out = capsys.readouterr().out
-    assert "4 patches of 4 x 4" in out and "held-out accuracy" in out
+    assert "4 patches of 4 x 4" in out and "validation accuracy" in out and "on 297 images, touched once" in out
     assert code == 1                                                    # 100 steps do not reach 97%

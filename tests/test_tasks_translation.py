@@ -229,7 +229,8 @@ def test_a_short_training_run_is_measured_honestly():
                             progress=False)
     measures = task.model_measures(result.model)
     assert 0 < measures["bleu"] < 100 and 0 < measures["chrf"] < 100
-    assert measures["exact_match"] == pytest.approx(result.exact_match)       # strings and ids agree
+    assert measures["exact_match"] == pytest.approx(result.test_exact_match)  # strings and ids agree
+    assert result.test_size == 50 and not set(task.validation.english) & set(task.held_out.english)
     outputs = translation.translate(result.model, task.held_out.english)
     assert measures["bleu"] == tt.metrics.bleu(outputs, task.held_out.german)
     example = measures["examples"][0]

@@ -1,7 +1,8 @@
 """Train any model on any task, one loop for all; measure by exact match or held-out loss.
 
     result = train(None, "reverse")                       # the task's classroom model and settings
-    result.exact_match, result.reached_target_at_step, result.model
+    result.exact_match, result.reached_target_at_step     # on the validation split, which training stops on
+    result.test_exact_match, result.model                 # on the test split, measured once at the end
 
     task = tasks.AdditionTask(digits=3)                   # or any task of tasks/, e.g. make_task("text")
     result = train(task.config(d_model=32), task, steps=500)   # result.model is a tt.nn.GPT
@@ -9,9 +10,12 @@
 Each step draws a fresh batch from the task, runs the model inside a Tape,
 backpropagates the task's loss and takes one Adam step at the learning rate
 of the paper's warmup schedule. Every eval_every steps the task evaluates the
-model on its held-out set: the exact match (copy, reverse, addition,
-classify), and then training stops once it reaches target_accuracy; or the
-held-out loss (text, mlm). What differs from task to task (the model, a batch,
+model: the exact match on its validation split (copy, reverse, addition,
+classify, translate, digits), and then training stops once it reaches
+target_accuracy; or the held-out loss (text, mlm), which nothing stops on.
+After the last step, the exact tasks measure their test split once: nothing
+was chosen by it, so it says how the model does on examples it has never been
+judged by. What differs from task to task (the model, a batch,
 the loss, the evaluation, the settings) lives in tasks/; the loop below is the same.
 
 Training stops early, keeping the model of the last good step, on Ctrl-C or SIGTERM (the step under way
@@ -31,7 +35,7 @@ from .optim import Adam, WarmupSchedule, clip_grad_norm
 from .tasks import DEFAULT_TASK, TASKS, Training, make_task, options_of
 from .tensor import Tape
 
-EVAL_SEED_OFFSET = 1_000_000     # the held-out set's seed is seed + this: no overlap with training streams
+EVAL_SEED_OFFSET = 1_000_000     # the held-out sets' seed is seed + this: no overlap with training streams
 
 
 def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=None):
@@ -55,20 +59,22 @@ def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=Non
 
 @dataclasses.dataclass
 class TrainResult:
-    """What train returns: the steps taken, the times, held-out exact match or loss, the losses."""
+    """What train returns: the steps taken, the times, validation and test exact match or held-out loss, the losses."""
     task: str
     steps: int                             # steps taken (fewer than asked when the target was reached)
     wall_seconds: float                    # everything: training, evaluation, setup
     train_seconds: float                   # the training steps alone, batches included
     ms_per_step: float                     # train_seconds / steps, in milliseconds
-    exact_match: float | None              # on the held-out set, after the last step (None: no exact answer)
+    exact_match: float | None              # on the validation split, after the last step (None: no exact answer)
     held_out_loss: float | None            # the language models' held-out loss after the last step, else None
     final_loss: float
-    reached_target_at_step: int | None
+    reached_target_at_step: int | None     # the step whose validation exact match reached the target
     losses: list                           # the training loss of every step
-    eval_history: list                     # (step, exact match or held-out loss) of every evaluation
+    eval_history: list                     # (step, validation exact match or held-out loss) of every evaluation
     stopped: str | None                    # why training stopped before its steps and target: None, or e.g.
                                            # "interrupted (SIGINT) after step 37", "the loss was nan at step 12"
+    test_exact_match: float | None         # on the test split, measured once after the last step (None: the
+    test_size: int | None                  # task has no test split, or training stopped); the examples measured
     model: object = dataclasses.field(repr=False)   # the trained tt.nn.Transformer, GPT or BERT
 
     def summary(self):
@@ -171,7 +177,7 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
     data_rng = np.random.default_rng(data_seed)
     optimizer = Adam(model.parameters(), lr=0.0)
     schedule = WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)
-    bar = Progress(settings.steps, progress, metric=task.measure if task.exact else "held-out loss")
+    bar = Progress(settings.steps, progress, metric=f"validation {task.measure}" if task.exact else "held-out loss")
     stops_early = task.exact and settings.target_accuracy is not None
 
     losses, eval_history, reached_at, train_seconds, stopped = [], [], None, 0.0, None
@@ -205,8 +211,10 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
 
     last = eval_history[-1][1] if eval_history else None
     steps = len(losses)                                  # the steps whose update the model holds
+    test_exact_match, test_size = (task.test(model) if stopped is None else None) or (None, None)   # once
     return TrainResult(task=task.name, steps=steps, wall_seconds=time.perf_counter() - wall_start,
                        train_seconds=train_seconds, ms_per_step=1000.0 * train_seconds / max(steps, 1),
                        exact_match=last if task.exact else None, held_out_loss=None if task.exact else last,
                        final_loss=losses[-1] if losses else None, reached_target_at_step=reached_at,
-                       losses=losses, eval_history=eval_history, stopped=stopped, model=model)
+                       losses=losses, eval_history=eval_history, stopped=stopped,
+                       test_exact_match=test_exact_match, test_size=test_size, model=model)

@@ -169,14 +169,19 @@ def train_command(args):
     measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
     if args.json:
         summary = {key: value for key, value in result.summary().items() if key != "eval_history"}
-        summary.update(measures, **task.model_measures(result.model))     # translate: BLEU, chrF, examples
+        summary.update(measures)                                            # text: per character
+        summary.update({name: value for name, value in task.model_measures(result.model).items()
+                        if name not in summary})      # translate: BLEU, chrF, examples; exact_match stays validation's
         write_summary(args.json, summary, args.force)
     if args.plot:
         plot_training(result, task, args.plot, args.force)
     if task.exact:
-        say(f"held-out {task.measure} {result.exact_match:.1%} after {result.steps} steps; "
-            + (f"reached {target:.0%} at step {reached}" if reached
-               else f"did not reach {target:.0%}" if target is not None else "no target"))
+        say(f"validation {task.measure} {result.exact_match:.1%} "
+            + (f"at step {reached} (stopped there: it reached {target:.0%})" if reached
+               else f"after {result.steps} steps (" + (f"did not reach {target:.0%})" if target is not None
+                                                       else "no target)"))
+            + f"; test {task.measure} {result.test_exact_match:.1%} on {result.test_size} {task.examples}, "
+            "touched once")
     else:
         say(f"held-out loss {result.held_out_loss:.4f} after {result.steps} steps "
             f"(training loss {result.final_loss:.4f})"
@@ -333,8 +338,9 @@ def add_parser(commands):
     inexact = " and ".join(name for name, task_class in TASKS.items() if not task_class.exact)
     train = commands.add_parser("train", help="train a Transformer, GPT or BERT on one of the tasks",
                                 description=f"Train a model on a task: {models}. The tasks with an exact "
-                                            "answer train until held-out exact match reaches "
-                                            "--target-accuracy (exit status 1 if it does not); "
+                                            "answer train until exact match on a validation split "
+                                            "reaches --target-accuracy (exit status 1 if it does not), "
+                                            "then report a test split measured once; "
                                             f"{inexact} run all their steps and report the held-out loss.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     train.add_argument("--task", choices=tuple(TASKS), default=DEFAULT_TASK, help="the task (and so the model)")

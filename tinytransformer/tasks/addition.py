@@ -16,8 +16,10 @@ written, all in view. Written most significant digit first, the first digit
 would depend on every carry still to come. (To read the answer, reverse it:
 problem_text does.)
 
-The held-out problems are drawn once from every (a, b) pair, and training
-draws only from the others: disjoint by construction (Split below).
+The test problems (held out) and the validation problems are drawn once from
+every (a, b) pair, apart, and training draws only from the others: disjoint by
+construction (Split below). Training stops on the validation exact match; the
+test exact match is measured once, at the end.
 """
 import dataclasses
 from typing import NamedTuple
@@ -87,27 +89,33 @@ def problem_text(prompt, answer=None):
 
 
 class Split:
-    """All (a, b) with a, b < 10**digits, numbered a * 10**digits + b; n_held_out of them, drawn
-    once from seed, are held out, and training draws uniformly from the rest."""
+    """All (a, b) with a, b < 10**digits, numbered a * 10**digits + b; n_held_out of them, drawn once from
+    seed, are held out for the test, n_validation others for validation, and training draws uniformly
+    from the rest."""
 
-    def __init__(self, digits, n_held_out=1000, seed=0):
+    def __init__(self, digits, n_held_out=1000, seed=0, n_validation=0):
         self.digits, self.n_problems = digits, 10 ** (2 * digits)
-        if not 1 <= digits <= 6 or not 1 <= n_held_out < self.n_problems:
-            raise ValueError(f"addition.Split: need 1 <= digits <= 6 and 1 <= n_held_out < {self.n_problems}, "
-                             f"got {digits} and {n_held_out}")
+        if not 1 <= digits <= 6 or not 1 <= n_held_out or not 0 <= n_validation \
+                or n_held_out + n_validation >= self.n_problems:
+            raise ValueError(f"addition.Split: need 1 <= digits <= 6, n_held_out >= 1, n_validation >= 0 and "
+                             f"n_held_out + n_validation < {self.n_problems}, got {digits}, {n_held_out} and {n_validation}")
         rng = np.random.default_rng(seed)
         self.held_out_numbers = np.sort(rng.choice(self.n_problems, n_held_out, replace=False))   # (H,)
-        # held_out_numbers[j] - j problems that are not held out come before held_out_numbers[j]
-        self.free_before = self.held_out_numbers - np.arange(n_held_out)                           # (H,)
+        others = np.setdiff1d(np.arange(self.n_problems), self.held_out_numbers)                  # (n_problems - H,)
+        validation_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        self.validation_numbers = np.sort(validation_rng.choice(others, n_validation, replace=False))   # (V,)
+        kept_out = np.union1d(self.held_out_numbers, self.validation_numbers)                     # (H + V,) sorted
+        # kept_out[j] - j problems that training draws come before kept_out[j]
+        self.free_before = kept_out - np.arange(len(kept_out))                                     # (H + V,)
 
     def problems(self, numbers):
         a, b = np.divmod(numbers, 10 ** self.digits)
         return encode(a, b, self.digits)
 
     def training_numbers(self, batch_size, rng):
-        """batch_size problem numbers drawn uniformly from those not held out."""
-        k = rng.integers(0, self.n_problems - len(self.held_out_numbers), size=batch_size)   # (B,) the k-th free problem
-        return k + np.searchsorted(self.free_before, k, side="right")                 # skip the held-out before it
+        """batch_size problem numbers drawn uniformly from those neither held out nor kept for validation."""
+        k = rng.integers(0, self.n_problems - len(self.free_before), size=batch_size)   # (B,) the k-th free problem
+        return k + np.searchsorted(self.free_before, k, side="right")          # skip those kept out before it
 
     def training_batch(self, batch_size, rng):
         return as_batch(self.problems(self.training_numbers(batch_size, rng)))
@@ -115,47 +123,62 @@ class Split:
     def held_out_problems(self):
         return self.problems(self.held_out_numbers)
 
+    def validation_problems(self):
+        return self.problems(self.validation_numbers)
+
 
 @dataclasses.dataclass
 class AdditionTask(Task):
-    """Split's problems for GPT; evaluated by greedy decoding of the held-out problems."""
+    """Split's problems for GPT; stopped on greedy decoding of the validation problems, tested on the test ones."""
     digits: int = option(2, "--digits", "digits of each number")
-    n_held_out: int | None = None    # held-out problems: 1000, or a tenth of all problems if that is fewer
-    split_seed: int = 0              # the held-out problems are drawn once, from this seed
+    n_held_out: int | None = None    # test problems: 1000, or a tenth of all problems if that is fewer
+    n_validation: int | None = None  # validation problems, never trained on: as many as n_held_out's default
+    split_seed: int = 0              # the test and validation problems are drawn once, from this seed
 
-    name, model_class, model_style = "addition", nn.GPT, GPT_STYLE
+    name, model_class, model_style, examples = "addition", nn.GPT, GPT_STYLE, "problems"
 
     def __post_init__(self):
         check_option(self, "digits", 1, 6)
         if self.n_held_out is None:
             self.n_held_out = min(1000, 10 ** (2 * self.digits) // 10)
-        self.split = Split(self.digits, self.n_held_out, self.split_seed)
-        self.held_out = self.split.held_out_problems()
+        if self.n_validation is None:
+            self.n_validation = min(1000, 10 ** (2 * self.digits) // 10)
+        self.split = Split(self.digits, self.n_held_out, self.split_seed, self.n_validation)
+        self.held_out = self.split.held_out_problems()                  # the test split
+        self.validation = self.split.validation_problems()
 
     def room(self):
         return dict(vocab_size=VOCAB_SIZE, max_len=3 * self.digits + 3)
 
     def describe(self):
-        return f"{self.digits}-digit numbers, {len(self.split.held_out_numbers)} held-out problems"
+        return (f"{self.digits}-digit numbers, {len(self.split.validation_numbers)} validation and "
+                f"{len(self.split.held_out_numbers)} test problems never trained on")
 
     def batch(self, batch_size, rng):
         return self.split.training_batch(batch_size, rng)
 
     loss = staticmethod(language_model_loss)
 
-    def evaluate(self, model):
-        prompt, answer = self.held_out
+    def solved(self, model, problems):
+        """The exact match of greedy decoding on problems (a Problems)."""
+        prompt, answer = problems
         return exact_match(greedy(model, prompt, max_len=answer.shape[1]), answer)
 
+    def evaluate(self, model):
+        return self.solved(model, self.validation)
+
+    def test(self, model):
+        return self.solved(model, self.held_out), len(self.held_out.prompt)
+
     def show(self, model, n=3):
-        prompt, answer = (ids[:n] for ids in self.held_out)
+        prompt, answer = (ids[:n] for ids in self.validation)
         predicted = greedy(model, prompt, max_len=answer.shape[1])
-        lines = ["held-out problems (the sum read back in the usual order):"]
+        lines = ["validation problems (the sum read back in the usual order):"]
         for p, a, guess in zip(prompt, answer, predicted):
             lines.append(f"  {problem_text(p, a):<{4 * self.digits + 4}} predicted {problem_text(p, guess)}")
         return lines
 
     def plot_example(self):
-        ids = as_batch(Problems(*(ids[:1] for ids in self.held_out))).ids   # (1, T)
+        ids = as_batch(Problems(*(ids[:1] for ids in self.validation))).ids   # (1, T)
         names = list(problem_text(ids[0]))
         return (ids,), names, names

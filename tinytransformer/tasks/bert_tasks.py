@@ -114,8 +114,8 @@ class MaskedLMTask(Task):
 
 @dataclasses.dataclass
 class ClassifyTask(ClassificationTask):
-    """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, evaluated by the
-    accuracy on n_held_out others. readout: "cloze" (the masked-LM head fills y's first symbol) or "cls"
+    """Fine-tuning BERT to answer copy or reverse? Trained on n_labelled fixed examples, stopped on the
+    accuracy on n_validation others, tested on n_held_out others still. readout: "cloze" (the masked-LM head fills y's first symbol) or "cls"
     (a new head on [CLS])."""
     k_max: int = option(6, "--k-max", "symbols in each half of a sequence, k (the longest half)")
     n_symbols: int = option(8, "--symbols", "distinct symbols")
@@ -147,7 +147,8 @@ class ClassifyTask(ClassificationTask):
                     n_classes=2 if self.readout == "cls" else None)
 
     def describe(self):
-        return describe_halves(self) + f"; {self.readout} readout"
+        return (describe_halves(self) + f"; {self.readout} readout"
+                + ("" if self.apart else "; validation and test sequences overlap (so few sequences exist)"))
 
     def new_model(self, config, rng):
         """A fresh BERT on config; with `pretrained`, the checkpoint's BERT with config's dropout (its sizes

@@ -2,8 +2,11 @@
 
 The images are scikit-learn's 8 x 8 handwritten digits (1,797 of them, ten
 classes, grey levels 0..16), read from the installed package, never fetched:
-`pip install "tinytransformer[vision]"`. One split, drawn once from split_seed,
-holds n_held_out images out of training; the rest are the training images.
+`pip install "tinytransformer[vision]"`. One order, drawn once from split_seed,
+deals them out: n_held_out test images, then n_validation validation images
+carved from the rest, then the training images (297, 300 and 1,200 by
+default). Training stops on the validation accuracy; the test accuracy is
+measured once, at the end.
 
 Each image is cut into (8 / patch_size)^2 square patches of patch_size^2
 pixels, read row by row: a 2 x 2 patch is a "token" of 4 numbers, and an image
@@ -53,24 +56,30 @@ def from_patches(patches, patch_size, image_size=IMAGE_SIZE):
 
 @dataclasses.dataclass
 class DigitsTask(Task):
-    """Classify 8 x 8 handwritten digits from patch_size x patch_size patches; held-out accuracy on n_held_out."""
+    """Classify 8 x 8 handwritten digits from patch_size x patch_size patches; stopped on the validation
+    accuracy, tested on n_held_out other images."""
     patch_size: int = option(2, "--patch-size", "side of a square patch in pixels (1, 2, 4 or 8)")
-    n_held_out: int = 297            # images never trained on: 1,500 are left for training
-    split_seed: int = 0              # the held-out images are drawn once, from this seed
+    n_held_out: int = 297            # test images, never trained on nor chosen by
+    n_validation: int = 300          # validation images, carved from the rest: 1,200 are left for training
+    split_seed: int = 0              # the order that deals the images out is drawn once, from this seed
 
-    name, model_class, model_style, measure = "digits", nn.VisionTransformer, BERT_STYLE, "accuracy"
+    name, model_class, model_style, measure, examples = ("digits", nn.VisionTransformer, BERT_STYLE, "accuracy",
+                                                         "images")
     training = Training(steps=1500, target_accuracy=0.97, eval_every=100)
 
     def __post_init__(self):
         if self.patch_size not in (1, 2, 4, 8):
             raise ValueError(f"digits: patch_size must divide the 8-pixel side: 1, 2, 4 or 8, got {self.patch_size!r}")
-        check_option(self, "n_held_out", 1, 1797 - 1)
+        check_option(self, "n_held_out", 1, 1797 - 2)
+        check_option(self, "n_validation", 1, 1797 - 1 - self.n_held_out)
         images, labels = load_digits()
         order = np.random.default_rng(self.split_seed).permutation(len(images))
-        held, kept = order[:self.n_held_out], order[self.n_held_out:]
+        held, validation = order[:self.n_held_out], order[self.n_held_out:self.n_held_out + self.n_validation]
+        kept = order[self.n_held_out + self.n_validation:]
         patches = to_patches(images, self.patch_size).astype(np.float32)   # (1797, N, P)
         self.train_set = ImageBatch(patches[kept], labels[kept])
-        self.held_out = ImageBatch(patches[held], labels[held])
+        self.validation = ImageBatch(patches[validation], labels[validation])
+        self.held_out = ImageBatch(patches[held], labels[held])            # the test split
 
     def room(self):
         n_patches = (IMAGE_SIZE // self.patch_size) ** 2
@@ -85,7 +94,7 @@ class DigitsTask(Task):
     def describe(self):
         n = (IMAGE_SIZE // self.patch_size) ** 2
         return (f"8 x 8 digits as {n} patches of {self.patch_size} x {self.patch_size}; "
-                f"{len(self.train_set.labels)} training images, {self.n_held_out} held out")
+                f"{len(self.train_set.labels)} training images, {self.n_validation} validation, {self.n_held_out} test")
 
     def batch(self, batch_size, rng):
         rows = rng.integers(0, len(self.train_set.labels), size=batch_size)           # (B,) with replacement
@@ -99,21 +108,29 @@ class DigitsTask(Task):
         with inference(model, "DigitsTask.predict"):
             return model(patches).data.argmax(axis=-1)
 
+    def accuracy(self, model, images):
+        """The share of images (an ImageBatch) classified right (the exact match of a one-symbol answer)."""
+        return float(np.mean(self.predict(model, images.patches) == images.labels))
+
     def evaluate(self, model):
-        """Accuracy on the held-out images (the exact match of a one-symbol answer)."""
-        return float(np.mean(self.predict(model, self.held_out.patches) == self.held_out.labels))
+        """Accuracy on the validation images, which training stops on."""
+        return self.accuracy(model, self.validation)
+
+    def test(self, model):
+        """Accuracy on the test images and their number."""
+        return self.accuracy(model, self.held_out), len(self.held_out.labels)
 
     def show(self, model, n=3):
-        """n held-out images drawn in characters, with the model's answer."""
-        guesses = self.predict(model, self.held_out.patches[:n])
-        images = from_patches(self.held_out.patches[:n], self.patch_size)
-        lines = ["held-out images (darker = more ink) and the model's answer"]
-        for image, label, guess in zip(images, self.held_out.labels[:n], guesses):
+        """n validation images drawn in characters, with the model's answer."""
+        guesses = self.predict(model, self.validation.patches[:n])
+        images = from_patches(self.validation.patches[:n], self.patch_size)
+        lines = ["validation images (darker = more ink) and the model's answer"]
+        for image, label, guess in zip(images, self.validation.labels[:n], guesses):
             lines += ["".join(" .:-=+*#%@"[min(9, int(v * 10))] * 2 for v in row) for row in image]
             lines += [f"  digit {label}, model says {guess}", ""]
         return lines
 
     def plot_example(self):
-        n = len(self.held_out.patches[0])
+        n = len(self.validation.patches[0])
         names = ["class"] + [f"p{i}" for i in range(n)]
-        return (self.held_out.patches[:1],), names, names
+        return (self.validation.patches[:1],), names, names

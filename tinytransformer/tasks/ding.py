@@ -76,19 +76,23 @@ class BPEVocabulary:
 
 
 class DingCorpus:
-    """read_pairs' sentences: n_held_out drawn once from rng, the rest to train on, all as BPE ids."""
+    """read_pairs' sentences: n_held_out drawn once from rng for the test, n_validation others for validation,
+    the rest to train on (and to learn the BPE vocabulary from), all as BPE ids."""
 
-    def __init__(self, n_held_out, rng, vocab_size=1000, max_words=10):
+    def __init__(self, n_held_out, rng, vocab_size=1000, max_words=10, n_validation=0):
         pairs = read_pairs(max_words=max_words)
-        if not 1 <= n_held_out < len(pairs):
-            raise ValueError(f"translate: n_held_out must be from 1 to {len(pairs) - 1} with --pairs ding "
-                             f"({len(pairs)} sentence pairs), got {n_held_out}")
-        held_out = set(rng.choice(len(pairs), n_held_out, replace=False).tolist())
-        train = [pair for i, pair in enumerate(pairs) if i not in held_out]
+        if not 1 <= n_held_out or not 0 <= n_validation or n_held_out + n_validation >= len(pairs):
+            raise ValueError(f"translate: n_held_out + n_validation must be from 1 to {len(pairs) - 1} with --pairs "
+                             f"ding ({len(pairs)} sentence pairs), got {n_held_out} + {n_validation}")
+        chosen = rng.choice(len(pairs), n_held_out + n_validation, replace=False).tolist()
+        held_out, validation = set(chosen[:n_held_out]), set(chosen[n_held_out:])
+        train = [pair for i, pair in enumerate(pairs) if i not in held_out and i not in validation]
         self.vocabulary = BPEVocabulary([text for pair in train for text in pair], vocab_size)
         self.held_out = self.encoded([pairs[i] for i in sorted(held_out)])
+        self.validation = self.encoded([pairs[i] for i in sorted(validation)])
         self.training = self.encoded(train)
-        self.max_tokens = max(len(ids) for part in (self.held_out, self.training) for ids in part[2] + part[3])
+        self.max_tokens = max(len(ids) for part in (self.held_out, self.validation, self.training)
+                              for ids in part[2] + part[3])
 
     def encoded(self, pairs):
         """(english texts, german texts, english ids, german ids) of pairs."""

@@ -9,7 +9,9 @@ One example of the copy task with seq_len=4:
 
 The reverse task is the same with the symbols reversed in tgt_in and tgt_out.
 With variable lengths, shorter examples are padded with PAD at the end.
-Evaluated by greedy decoding: the held-out exact match.
+Evaluated by greedy decoding: training stops on the exact match of a validation
+set, and the test set (held_out) is measured once, at the end. Both are drawn
+from seed, apart (no source in both, unless the settings make too few sequences); training draws fresh batches from its own stream.
 """
 import abc
 import dataclasses
@@ -21,7 +23,7 @@ from ..decode import greedy
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from .batches import Batch
 from .options import option
-from .task import Task, check_held_out_fits, check_option, exact_match
+from .task import Task, check_held_out_fits, check_option, draw_apart, exact_match
 
 TASK_NAMES = ("copy", "reverse")           # the two tasks of this file, by name (tasks.TASKS holds every task)
 
@@ -108,8 +110,9 @@ class SequenceTask(Task):
     seq_len: int = option(10, "--seq-len", "symbols per sequence")
     n_symbols: int = option(10, "--symbols", "distinct symbols")
     variable_length: bool = option(False, "--variable-length", "lengths 1..seq-len, padded with PAD")
-    n_held_out: int = 1000           # held-out sequences
-    seed: int = 0                    # seed of the held-out sequences
+    n_held_out: int = 1000           # test sequences (held_out), measured once at the end
+    n_validation: int = 1000         # validation sequences, none of them a test sequence: training stops on them
+    seed: int = 0                    # seed of the test and the validation sequences
 
     model_class = nn.Transformer
 
@@ -119,16 +122,21 @@ class SequenceTask(Task):
         """The answer to each source row, (B, T) from src (B, T) and its lengths (B,); PAD where src has PAD."""
 
     def __post_init__(self):
-        for field in ("seq_len", "n_symbols", "n_held_out"):
+        for field in ("seq_len", "n_symbols", "n_held_out", "n_validation"):
             check_option(self, field, 1)
         check_held_out_fits(self, self.n_held_out, self.seq_len + 1)
-        self.held_out = self.batch(self.n_held_out, self.seed)
+        self.held_out = self.batch(self.n_held_out, self.seed)                # the test split
+        validation_seed = np.random.SeedSequence(self.seed).spawn(1)[0]      # apart from the test's stream
+        self.validation, self.apart = draw_apart(self.batch, self.n_validation,
+                                                 {row.tobytes() for row in self.held_out.src},
+                                                 np.random.default_rng(validation_seed))
 
     def room(self):
         return dict(vocab_size=vocab_size(self.n_symbols), max_len=self.seq_len + 1)    # + 1: BOS or EOS
 
     def describe(self):
-        return f"{self.n_symbols} symbols, length {self.seq_len}" + (" (variable)" if self.variable_length else "")
+        return (f"{self.n_symbols} symbols, length {self.seq_len}" + (" (variable)" if self.variable_length else "")
+                + ("" if self.apart else "; validation and test sequences overlap (so few sequences exist)"))
 
     def batch(self, batch_size, rng):
         return draw_sequences(self.target, batch_size, self.seq_len, self.n_symbols, rng, self.variable_length)
@@ -136,21 +144,24 @@ class SequenceTask(Task):
     loss = staticmethod(transformer_loss)
 
     def evaluate(self, model):
-        return evaluate_sequences(model, self.held_out)
+        return evaluate_sequences(model, self.validation)
+
+    def test(self, model):
+        return evaluate_sequences(model, self.held_out), len(self.held_out.src)
 
     def show(self, model, n=3):
-        """Lines showing n held-out examples and the model's greedy answers."""
-        src, _, tgt_out = (ids[:n] for ids in self.held_out)
+        """Lines showing n validation examples and the model's greedy answers."""
+        src, _, tgt_out = (ids[:n] for ids in self.validation)
         predicted = greedy(model, src, max_len=tgt_out.shape[1])
-        lines = ["held-out examples (symbols as 0, 1, ..., . for PAD):"]
+        lines = ["validation examples (symbols as 0, 1, ..., . for PAD):"]
         for rows in zip(src, tgt_out, predicted):
             source, target, prediction = (" ".join(token_names(ids)) for ids in rows)
             lines += [f"  source     {source}", f"  target     {target}", f"  predicted  {prediction}", ""]
         return lines
 
     def plot_example(self):
-        """(the model's inputs, key labels, query labels) of one held-out example, for an attention map."""
-        src, tgt_in, tgt_out = (ids[:1] for ids in self.held_out)
+        """(the model's inputs, key labels, query labels) of one validation example, for an attention map."""
+        src, tgt_in, tgt_out = (ids[:1] for ids in self.validation)
         return (src, tgt_in), token_names(src[0]), token_names(tgt_out[0])
 
 

@@ -7,17 +7,21 @@ A task is a small object that knows its data and its model:
     model = task.new_model(config, rng)               # of task.model_class: nn.GPT here
     with Tape() as tape:
         loss = task.loss(model, task.batch(64, rng))
-    task.evaluate(model)                              # held-out exact match, or held-out loss
+    task.evaluate(model)                              # validation exact match, or held-out loss
+    task.test(model)                                  # test exact match, once at the end (None: no test split)
 
 Each task is a dataclass subclassing Task: its fields are its data options
 (seq_len, digits, ...) and their defaults, written only there; a field the
 command line sets is declared with option() (options.py), its flag and help
 beside it. Its class attributes say the rest: name, model_class, exact (True:
-evaluate gives the held-out exact match, and training may stop at a target;
-False: it gives the held-out loss, lower is better), model_style (the config
+evaluate gives the exact match on a validation split, training may stop at a
+target on it, and test gives the exact match on a test split that nothing
+chose anything by, measured once at the end; False: evaluate gives the
+held-out loss, lower is better, and nothing stops on it), model_style (the config
 fields of its model family) and training (the loop's settings for it). Task
 declares the methods every task writes (room, describe, batch, loss,
-evaluate, show) and one it may (plot_example, for `train --plot`); a new task
+evaluate, show) and those it may (test, for a task that stops on evaluate;
+plot_example, for `train --plot`); a new task
 is one file of tasks/ and one line in tasks/__init__.py's TASKS (the book's
 page "Extending tinytransformer" walks through one). Two bases save most of
 the writing: sequences.SequenceTask (symbols in, symbols out, for the
@@ -58,9 +62,9 @@ class Training:
     batch_size: int = option(64, "--batch-size", "sequences per step")
     lr_scale: float = option(1.0, "--lr-scale", "scale of the warmup learning-rate schedule")   # optim.WarmupSchedule
     warmup: int = option(100, "--warmup", "steps of linear learning-rate warmup")
-    eval_every: int = option(100, "--eval-every", "steps between held-out evaluations (0 = only at the end)")
+    eval_every: int = option(100, "--eval-every", "steps between validation evaluations (0 = only at the end)")
     target_accuracy: float | None = option(0.99, "--target-accuracy",     # None: never stop early
-                                           "stop once held-out exact match reaches this")
+                                           "stop once validation exact match reaches this")
     clip_norm: float | None = option(None, "--clip-norm", "clip the gradients' joint norm to this")
     label_smoothing: float = option(0.0, "--label-smoothing", "label smoothing of the cross-entropy")
 
@@ -105,8 +109,9 @@ class Task(abc.ABC):
 
     name = None                  # the task's name on the command line: "copy", "reverse", "addition", ...
     model_class = None           # nn.Transformer, nn.GPT, nn.BERT or nn.VisionTransformer
-    exact = True                 # evaluate gives held-out exact match (else the held-out loss)
+    exact = True                 # evaluate gives validation exact match (else the held-out loss)
     measure = "exact match"      # what evaluate's share is called: "accuracy" for a label per sequence
+    examples = "sequences"       # what the test split holds, for the report: "images", "problems", ...
     model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE, MODERN_STYLE)
     training = Training()
 
@@ -128,7 +133,14 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def evaluate(self, model):
-        """The held-out measure: exact match in [0, 1] if exact, else the held-out loss (a float)."""
+        """The measure training watches: exact match in [0, 1] on the validation split if exact (training
+        stops on it), else the held-out loss (a float)."""
+
+    def test(self, model):
+        """(exact match in [0, 1], examples measured) on the test split, which nothing was chosen by: train
+        calls it once, after the last step. None (this default): the task has no test split (text, mlm:
+        nothing stops or is chosen on their held-out loss)."""
+        return None
 
     @abc.abstractmethod
     def show(self, model, n=3):
@@ -189,6 +201,23 @@ def exact_match(pred_ids, tgt_out):
     compared = np.arange(T)[None, :] <= eos_at[:, None]                     # (B, T) up to and including EOS
     right = ((pred == tgt_out) | ~compared).all(axis=1)                     # (B,)
     return float(right.mean())
+
+
+def draw_apart(draw, n, taken, rng):
+    """(n examples drawn by draw(k, rng), apart): a validation split apart from the test split. draw gives a
+    batch (a NamedTuple of arrays, one row per example, its first array the key); taken holds the test rows'
+    keys as bytes. Rows whose key is taken are skipped, in up to 20 rounds of n; apart is False when settings
+    so small that the test split holds nearly every example left too few: then the first n rows drawn."""
+    parts, found, first = [], 0, None
+    for _ in range(20):
+        batch = draw(n, rng)
+        first = batch if first is None else first
+        fresh = np.array([row.tobytes() not in taken for row in batch[0]], dtype=bool)     # (n,)
+        parts.append(type(batch)(*(part[fresh] for part in batch)))
+        found += int(fresh.sum())
+        if found >= n:
+            return type(batch)(*(np.concatenate(arrays)[:n] for arrays in zip(*parts))), True
+    return first, False
 
 
 def language_model_loss(model, batch, label_smoothing=0.0):

@@ -14,7 +14,8 @@ for English and German): the Transformer has one embedding table, which reads
 the source, reads the target and (tied) writes the output. Its ids: PAD, BOS,
 EOS, the English words, then the German pieces.
 
-Two held-out sets, drawn once from split_seed, that training never sees:
+Two test sets, drawn once from split_seed, that training never sees and nothing
+is chosen by, measured once at the end:
 - held_out: sentences drawn as training draws them; training skips any sentence
   that is one of them. It measures translating new sentences of known kinds.
 - compositional: sentences with something training never shows, three kinds:
@@ -22,11 +23,14 @@ Two held-out sets, drawn once from split_seed, that training never sees:
   number never seen (UNSEEN_NUMBERS), and negation inside a dass/weil clause
   (training negates main clauses only). It measures whether the model combines
   what it learnt.
+Training stops on a third set, validation: sentences drawn as training draws
+them from their own seed, none of them a test sentence (training draws fresh
+sentences, so a frequent short one may also be trained on, as it may be asked).
 Measured by BLEU and chrF (metrics.py) on the German text, and exact match.
 
 pairs="ding" trains on real sentences instead: those of Debian's Ding dictionary
-where it is installed (ding.py), as BPE tokens, with a held-out set and no
-compositional one.
+where it is installed (ding.py), as BPE tokens, with a test set and a
+validation set carved from the training pairs, and no compositional one.
 """
 import dataclasses
 from typing import NamedTuple
@@ -149,6 +153,17 @@ def without_number(phrase):
     return phrase if phrase is None or phrase.number is None else phrase._replace(number=None, article="the")
 
 
+def distinct_sentences(rng, n, taken=frozenset()):
+    """n sentences drawn by draw_sentence from rng, no two the same in English and none whose English is taken."""
+    sentences = {}                        # English text -> Sentence, so that no sentence is there twice
+    while len(sentences) < n:
+        sentence = draw_sentence(rng)
+        english = german.english_text(german.english_words(sentence))
+        if english not in taken:
+            sentences.setdefault(english, sentence)
+    return list(sentences.values())
+
+
 def english_tokens(text):
     """An English sentence as the words the model reads: lower case, a final . ! or ? dropped,
     hyphenated numbers as two words: "The dog has forty-two balls." -> [the, dog, has, forty, two, balls]."""
@@ -265,35 +280,36 @@ def scores(model, pairs, beam=None, vocabulary=VOCABULARY):
 
 @dataclasses.dataclass
 class TranslationTask(Task):
-    """English to German for the encoder-decoder Transformer; evaluated by greedy decoding of held-out sentences."""
-    n_held_out: int = 500            # held-out sentences, drawn as training draws
-    n_compositional: int = 100       # held-out sentences of each compositional kind
-    split_seed: int = 0              # both held-out sets are drawn once, from this seed
+    """English to German for the encoder-decoder Transformer; stopped on greedy decoding of validation
+    sentences, tested on the test sentences and the compositional ones."""
+    n_held_out: int = 500            # test sentences, drawn as training draws
+    n_compositional: int = 100       # test sentences of each compositional kind
+    n_validation: int = 500          # validation sentences, drawn as training draws, none a test sentence
+    split_seed: int = 0              # the test and validation sets are drawn once, from this seed
     pairs: str = option("generated", "--pairs", "the grammar's sentences (generated) or the Ding dictionary's real "
                         "ones (ding, read from Debian's trans-de-en where it is installed)", choices=PAIRS)
 
-    name, model_class = "translate", nn.Transformer
+    name, model_class, examples = "translate", nn.Transformer, "sentences"
     training = Training(steps=3000, eval_every=100, target_accuracy=0.9)
 
     def __post_init__(self):
         check_option(self, "n_held_out", 1)
         check_option(self, "n_compositional", 1)
+        check_option(self, "n_validation", 1)
         if self.pairs not in PAIRS:
             raise ValueError(f"translate: pairs must be one of {PAIRS}, got {self.pairs!r}")
-        held_out_rng, compositional_rng = np.random.default_rng(self.split_seed).spawn(2)
+        held_out_rng, compositional_rng, validation_rng = np.random.default_rng(self.split_seed).spawn(3)
         if self.pairs == "ding":
-            self.corpus = ding.DingCorpus(self.n_held_out, held_out_rng)
+            self.corpus = ding.DingCorpus(self.n_held_out, held_out_rng, n_validation=self.n_validation)
             self.vocabulary, self.compositional = self.corpus.vocabulary, {}
             self.held_out = pairs_of(*self.corpus.held_out)
+            self.validation = pairs_of(*self.corpus.validation)
             self.held_out_batch = self.held_out.batch
             return
         self.vocabulary = VOCABULARY
-        sentences = {}                        # English text -> Sentence, so that no sentence is there twice
-        while len(sentences) < self.n_held_out:
-            sentence = draw_sentence(held_out_rng)
-            sentences.setdefault(german.english_text(german.english_words(sentence)), sentence)
-        self.held_out = as_pairs(list(sentences.values()))
+        self.held_out = as_pairs(distinct_sentences(held_out_rng, self.n_held_out))
         self.held_out_english = set(self.held_out.english)
+        self.validation = as_pairs(distinct_sentences(validation_rng, self.n_validation, self.held_out_english))
         self.compositional = {kind: as_pairs([draw_sentence(compositional_rng, k)
                                               for _ in range(self.n_compositional)])
                               for k, kind in enumerate(COMPOSITIONAL_KINDS)}
@@ -307,9 +323,11 @@ class TranslationTask(Task):
     def describe(self):
         if self.pairs == "ding":
             return (f"English to German, {len(self.corpus.training[0])} sentence pairs of Debian's Ding dictionary "
-                    f"to train on, BPE of {len(self.vocabulary)} tokens shared, {self.n_held_out} held out")
-        return (f"English to German, {len(VOCABULARY)} tokens shared, {self.n_held_out} held-out sentences "
-                f"and {self.n_compositional} of each of {len(COMPOSITIONAL_KINDS)} compositional kinds")
+                    f"to train on, BPE of {len(self.vocabulary)} tokens shared, {self.n_validation} validation, "
+                    f"{self.n_held_out} test")
+        return (f"English to German, {len(VOCABULARY)} tokens shared, {self.n_validation} validation sentences; "
+                f"to test, {self.n_held_out} sentences and {self.n_compositional} of each of "
+                f"{len(COMPOSITIONAL_KINDS)} compositional kinds")
 
     def batch(self, batch_size, rng):
         if self.pairs == "ding":
@@ -325,12 +343,19 @@ class TranslationTask(Task):
     loss = staticmethod(transformer_loss)
 
     def evaluate(self, model):
-        src, _, tgt_out = self.held_out_batch
+        """The validation exact match (greedy), which training stops on."""
+        src, _, tgt_out = self.validation.batch
         return exact_match(greedy(model, src, max_len=tgt_out.shape[1]), tgt_out)
 
+    def test(self, model):
+        """The test exact match (greedy) and the number of test sentences (model_measures adds BLEU, chrF
+        and the compositional sets)."""
+        src, _, tgt_out = self.held_out_batch
+        return exact_match(greedy(model, src, max_len=tgt_out.shape[1]), tgt_out), len(src)
+
     def model_measures(self, model, n_examples=5):
-        """What the report and --json add: held-out BLEU, chrF, exact match (greedy), examples, and the
-        compositional set's BLEU by kind."""
+        """What the report and --json add, all on the test sets: BLEU, chrF, exact match (greedy), examples,
+        and the compositional set's BLEU by kind."""
         held_out = scores(model, self.held_out, vocabulary=self.vocabulary)
         examples = [{"source": e, "reference": g, "output": o}
                     for e, g, o in zip(self.held_out.english, self.held_out.german, held_out["outputs"])]
@@ -341,11 +366,11 @@ class TranslationTask(Task):
 
     def show(self, model, n=3):
         m = self.model_measures(model, n)
-        lines = [f"held-out (greedy): BLEU {m['bleu']:.1f}, chrF {m['chrf']:.1f}, exact match {m['exact_match']:.1%}"]
+        lines = [f"test (greedy): BLEU {m['bleu']:.1f}, chrF {m['chrf']:.1f}, exact match {m['exact_match']:.1%}"]
         if m["compositional_bleu"]:
-            lines.append("compositional held-out BLEU: " + ", ".join(
+            lines.append("compositional test BLEU: " + ", ".join(
                 f"{kind} {value:.1f}" for kind, value in m["compositional_bleu"].items()))
-        lines.append("held-out sentences:")
+        lines.append("test sentences:")
         for example in m["examples"]:
             lines += [f"  source     {example['source']}", f"  reference  {example['reference']}",
                       f"  output     {example['output']}", ""]
