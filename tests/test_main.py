@@ -257,3 +257,12 @@ def test_command_line_tokenizer_choices(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--task", "text", "--tokenizer", "words"])
     assert "invalid choice: 'words' (choose from 'char', 'bpe')" in capsys.readouterr().err
+
+
+def test_train_help_gives_each_default_once_and_none_that_is_not_one(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "(default: None)" not in help_text and "(default: False)" not in help_text
+    assert help_text.endswith("steps timed by --profile (default: 20)")        # once: the last option
+    assert "seed of the weights and the training data (default: 0)" in help_text

@@ -330,6 +330,16 @@ def add_argument(parser, flag, help):
                             metavar=None if flag.choices else flag.metavar or flag.flag[2:].upper().replace("-", "_"))
 
 
+class DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default at the end of its help, unless the help gives it already (a task's own default)
+    or there is none to give (None; a switch's False)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or "(default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def add_parser(commands):
     """Add the train command (train a model on one of the tasks) to the command line's commands."""
     from ..tasks import DEFAULT_TASK, TASKS
@@ -342,7 +352,7 @@ def add_parser(commands):
                                             "reaches --target-accuracy (exit status 1 if it does not), "
                                             "then report a test split measured once; "
                                             f"{inexact} run all their steps and report the held-out loss.",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=DefaultsHelp)
     train.add_argument("--task", choices=tuple(TASKS), default=DEFAULT_TASK, help="the task (and so the model)")
     flags, declared_by = declared_flags()
     for flag in flags["task"].values():
