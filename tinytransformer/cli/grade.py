@@ -120,7 +120,7 @@ def points_value(value):
 OUTPUT_EXTENSIONS = {"--json": (".json",), "--csv": (".csv",), "--gradescope": (".json",)}
 
 
-def check_outputs(args):
+def check_grade_outputs(args):
     """Every file grade will write must be writable before any submission is graded (files.check_outputs): a
     folder that exists, the right extension, not a submission or the --points file, and never a file grade did
     not write (a class roster named grades.csv) unless --force."""
@@ -158,7 +158,7 @@ def run(args):
     points = read_points(args.points, args.tape)
     if args.gradescope and len(args.submissions) != 1:
         raise BadInput(f"--gradescope writes one submission's results; got {len(args.submissions)} submissions")
-    check_outputs(args)
+    check_grade_outputs(args)
     if not 0 < args.timeout <= MAX_TIMEOUT or args.jobs < 1:
         raise BadInput(f"--timeout must be a number of seconds > 0 and <= {MAX_TIMEOUT} and --jobs >= 1, "
                        f"got {args.timeout:g} and {args.jobs}")

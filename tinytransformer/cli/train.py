@@ -52,7 +52,7 @@ def as_flags(message, flags):
 OUTPUT_EXTENSIONS = {"--save": (".npz",), "--json": (".json",), "--plot": (".png", ".svg", ".pdf")}
 
 
-def check_outputs(args, pretrained):
+def check_train_outputs(args, pretrained):
     """Every file train will write must be writable before training starts (files.check_outputs): a trained
     model is never lost to a missing folder, a taken name or a missing plotting library."""
     from ..checkpoint import is_checkpoint
@@ -155,7 +155,7 @@ def train_command(args):
     check_ignored(args, task, flags, pretrained)
     if args.profile:
         return profile_command(args, task, settings, task.new_model(config, np.random.default_rng(args.seed)))
-    check_outputs(args, pretrained)
+    check_train_outputs(args, pretrained)
     say(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "     # a closed or full
         f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
         + (f", from {pretrained}" if pretrained else ""))                                  # stdout: found now
