@@ -108,7 +108,7 @@ def test_an_edition_with_every_blank_written_right_passes_its_own_test_suite(tmp
 def test_ops_blanks_only_those(tmp_path):
     target = tmp_path / "week"
     stubs = edition.build_edition(target, ops=["softmax", "layer_norm"])
-    assert [function for function, _ in stubs] == ["softmax_backward", "layer_norm_backward"]
+    assert [function for function, _ in stubs] == ["softmax_backward", "layer_norm_backward", "rms_norm_backward"]
     for path in sorted(set(edition.op_files().values()) | {Path("tinytransformer/tensor.py")}):
         same = (target / path).read_text() == (REPO / path).read_text()
         assert same == (path.name not in ("softmax.py", "layernorm.py", "attention.py")), path
@@ -118,7 +118,7 @@ def test_ops_blanks_only_those(tmp_path):
     done = cli(target, "gradcheck")
     assert done.returncode == 1
     # the library's attention backward calls softmax_backward, so it waits for it, and says so
-    assert done.stdout.rstrip().endswith("26 of 29 pass; not written yet: softmax, layer_norm, attention")
+    assert done.stdout.rstrip().endswith("25 of 29 pass; not written yet: softmax, layer_norm, rms_norm, attention")
     attention = next(line for line in done.stdout.splitlines() if line.startswith("attention "))
     assert attention.endswith("write softmax_backward first: tinytransformer/ops/softmax.py:29")
     assert "def log_softmax_backward(dout, cache):\n    out, axis = cache\n    # y_i" in (
@@ -373,15 +373,29 @@ def test_a_weeks_edition_keeps_the_other_backward_passes_but_not_the_comment_tha
 def test_hide_blanks_later_weeks_as_not_this_weeks_work(tmp_path):
     target = tmp_path / "week3"
     stubs = edition.build_edition(target, ops=["softmax"], hide=["layer_norm", "attention"])
-    assert [f for f, _ in stubs] == ["softmax_backward", "layer_norm_backward", "attention_backward"]
-    for op in ("layer_norm", "attention"):
+    assert [f for f, _ in stubs] == ["softmax_backward", "layer_norm_backward", "rms_norm_backward",
+                                     "attention_backward"]          # rms_norm: layer norm's kin, hidden with it
+    for op in ("layer_norm", "rms_norm", "attention"):
         assert not library_answers()[f"{op}_backward"] & expressions((target / edition.op_files()[op]).read_text())
     readme = (target / "README.md").read_text()
     assert "| `softmax_backward` |" in readme and "| `layer_norm_backward` |" not in readme
-    assert "they come in a later week's edition" in readme and "`layer_norm_backward`, `attention_backward`" in readme
+    assert "they come in a later week's edition" in readme and \
+        "`layer_norm_backward`, `rms_norm_backward`, `attention_backward`" in readme
     done = cli(target, "gradcheck", "--ops", "layer_norm")
+    line = (target / edition.op_files()["layer_norm"]).read_text().splitlines().index(
+        "def layer_norm_backward(dout, cache):") + 1
     assert done.returncode == 1 and "layer_norm_backward comes in a later week: not in this edition " \
-        "(tinytransformer/ops/layernorm.py:31)" in done.stdout
+        f"(tinytransformer/ops/layernorm.py:{line})" in done.stdout
+
+
+def test_ops_that_share_a_derivation_are_blanked_together(tmp_path):
+    """RMS norm's backward holds layer norm's dgamma and its mean of dxhat * xhat: a week that blanks one blanks
+    both, so neither file shows the other's answer."""
+    stubs = edition.build_edition(tmp_path / "week4", ops=["layer_norm"])
+    assert [f for f, _ in stubs] == ["layer_norm_backward", "rms_norm_backward"]
+    text = (tmp_path / "week4" / edition.op_files()["layer_norm"]).read_text()
+    for op in ("layer_norm", "rms_norm"):
+        assert not library_answers()[f"{op}_backward"] & expressions(text)
 
 
 def test_the_library_itself_would_be_caught_as_a_leak():

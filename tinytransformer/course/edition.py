@@ -81,6 +81,20 @@ def op_files(project=PROJECT):
     return found
 
 
+# Ops whose backward passes share their derivation, so that one shown would give the other's answer away
+# (layer norm's dgamma and its mean of dxhat * xhat are RMS norm's too): an edition blanks them together.
+KIN = ({"layer_norm", "rms_norm"},)
+
+
+def with_kin(names, found):
+    """names and every op that shares a derivation with one of them (KIN), in the order of found."""
+    wanted = set(names)
+    for group in KIN:
+        if wanted & group:
+            wanted |= group
+    return [name for name in found if name in wanted]
+
+
 def build_edition(target, ops=None, tape=False, hide=(), files=None, project=PROJECT):
     """Write a student edition into target; return [(function, "file:line")] of the stubs, in file order.
 
@@ -98,11 +112,12 @@ def build_edition(target, ops=None, tape=False, hide=(), files=None, project=PRO
                            "from: it would copy itself; give a folder outside it (nothing was written)")
     found = op_files(project)
     ops = list(found) if ops is None else list(ops)
-    hide = [name for name in hide if name not in ops]
-    unknown = [name for name in ops + hide if name not in found]
+    unknown = [name for name in ops + list(hide) if name not in found]
     if unknown or not ops:
         raise EditionError(f"no op named {', '.join(unknown) or '(none given)'}; "
                            f"the ops are: {', '.join(found)}")
+    ops = with_kin(ops, found)
+    hide = [name for name in with_kin(hide, found) if name not in ops]
     files = tracked_files(project) if files is None else sorted({Path(f).as_posix() for f in files})
     blanks = {}                                             # file -> the functions to blank in it
     for name in ops + hide:
