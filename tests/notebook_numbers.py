@@ -82,6 +82,9 @@ SOURCED = {
         "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",
         "1,881": "docs/results/tokenizers.md: the short story's training part as BPE tokens",
     },
+    "15": {
+        "15": "the notebook's own number, in its title",
+    },
     "16": {
         "1.3": "Dosovitskiy et al. (2021), ViT, section 4.1: ImageNet, 1.3 million images",
         "14": "Dosovitskiy et al. (2021), ViT, section 4.1: ImageNet-21k, 14 million images",

@@ -871,6 +871,72 @@ def test_the_vision_lesson_in_notebook_16_is_the_benchmarks():
     assert seed_0["test_accuracy"] < min(baselines["1-nearest-neighbour"], baselines["SVM (RBF kernel)"])
 
 
+# The exercise checks of notebooks 15 and 16 want the student's own computation: each compares with the
+# library and refuses an answer that is the library's function, calls it, or reaches it through a helper.
+
+CHECKED_IMPORTS = {
+    "15_": "from collections import Counter\nimport numpy as np\nimport tinytransformer as tt\n"
+           "from tinytransformer import metrics\nfrom tinytransformer.tasks import german\n",
+    "16_": "import numpy as np\nimport tinytransformer as tt\nfrom tinytransformer.tasks import digits\n",
+}
+# (notebook, exercise, an answer that hands the exercise to the library; the names it is given run in the notebook's)
+LIBRARY_ANSWERS = [
+    ("15_", 1, "metrics.bleu"),
+    ("15_", 1, "lambda hypotheses, references: metrics.bleu(hypotheses, references)"),
+    ("15_", 1, "lambda hypotheses, references: helper(hypotheses, references)",
+     "def helper(h, r):\n    m, t, c, rr = metrics.bleu_statistics(h, r)\n"
+     "    return 100 * np.exp(np.mean(np.log(np.divide(m, t)))) * min(1, np.exp(1 - rr / c))"),
+    ("15_", 2, "lambda hypothesis, reference: metrics.chrf([hypothesis], [reference])"),
+    ("15_", 2, "make()", "def make(score=metrics.chrf):\n    return lambda h, r: score([h], [r])"),
+    ("15_", 3, "lambda n: german.german_text(german.german_number(n))[:-1].lower()"),
+    ("16_", 1, "digits.to_patches"),
+    ("16_", 1, "make()", "def make():\n    f = digits.to_patches\n    return lambda images, p: f(images, p)"),
+    ("16_", 2, "count", "def count(p, d):\n"
+     "    m = tt.nn.VisionTransformer(digits.DigitsTask(patch_size=p).config(d_model=d, n_heads=2), rng=0)\n"
+     "    return m.patch_embedding.W.data.size + m.patch_embedding.b.data.size"),
+]
+
+
+def checked_namespace(prefix):
+    """The exercise, check and solution cells of a notebook run in one namespace, as in the notebook."""
+    nb = read(notebook(prefix))
+    namespace = {"__name__": "__main__"}
+    exec(CHECKED_IMPORTS[prefix], namespace)
+    for cell in nb.cells:
+        if set(cell.metadata.get("tags", [])) & {"exercise", "check", "solution"}:
+            exec(cell.source, namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("answer", LIBRARY_ANSWERS, ids=lambda a: f"{a[0]}{a[1]}:{a[2]}")
+def test_an_exercise_check_refuses_a_plain_call_to_the_library(answer, capsys):
+    prefix, exercise, expression, *definitions = answer
+    namespace = checked_namespace(prefix)
+    capsys.readouterr()
+    for definition in definitions:
+        exec(definition, namespace)
+    candidate = eval(expression, namespace)
+    namespace[f"check_exercise_{exercise}"](candidate)
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"Exercise {exercise}: not right yet; it uses"), printed
+
+
+@pytest.mark.parametrize("prefix", ["15_", "16_"])
+def test_the_library_answers_are_right_answers(prefix, capsys):
+    """The refusal is the only thing that fails them: with the refusal taken out, each passes its check;
+    and every exercise of the notebook has one."""
+    for answer in (a for a in LIBRARY_ANSWERS if a[0] == prefix):
+        namespace = checked_namespace(prefix)
+        namespace["library_use"] = lambda candidate, forbidden: []
+        capsys.readouterr()
+        for definition in answer[3:]:
+            exec(definition, namespace)
+        namespace[f"check_exercise_{answer[1]}"](eval(answer[2], namespace))
+        assert capsys.readouterr().out.strip() == f"Exercise {answer[1]}: correct", answer
+    exercises = len(tagged(read(notebook(prefix)), "check"))
+    assert {a[1] for a in LIBRARY_ANSWERS if a[0] == prefix} == set(range(1, exercises + 1))
+
+
 # ---------------------------------------------------------------------------
 # Execute every notebook afresh.
 
