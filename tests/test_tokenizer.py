@@ -873,7 +873,7 @@ def test_what_is_not_a_regular_file_is_refused_by_load(tmp_path):
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     error = refused_in_time(lambda: BPE.load(fifo), fifo)
-    assert isinstance(error, ValueError) and "fifo.json is a FIFO, not a tokenizer file" in str(error), error
+    assert isinstance(error, ValueError) and "fifo.json is a FIFO (named pipe), not a tokenizer file" in str(error), error
     error = refused_in_time(lambda: CharTokenizer.load("/dev/zero"))
     assert isinstance(error, ValueError) and "/dev/zero is a device, not a tokenizer file" in str(error), error
 
@@ -884,7 +884,7 @@ def test_save_refuses_a_fifo_or_a_device(tmp_path, force):
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     error = refused_in_time(lambda: tok.save(fifo, force=force), fifo)
-    assert isinstance(error, ValueError) and "fifo.json is a FIFO, not a regular file" in str(error), error
+    assert isinstance(error, ValueError) and "fifo.json is a FIFO (named pipe), not a regular file" in str(error), error
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)                         # left as it was
     device = tmp_path / "null.json"
     os.symlink("/dev/null", device)

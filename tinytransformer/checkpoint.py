@@ -143,7 +143,7 @@ def open_archive(path):
     the header claims must be the size the zip directory gives it; all of them together must fit in memory.
     """
     if os.path.exists(path) and not os.path.isfile(path):       # stat only: a FIFO is never opened
-        raise ValueError(f"load_checkpoint: {path} is not a regular file: it is {kind_of(path)}")
+        raise ValueError(f"load_checkpoint: {path} is not a regular file: it is {kind_of(os.stat(path).st_mode)}")
     try:
         archive = zipfile.ZipFile(path)
     except PermissionError:

@@ -92,9 +92,9 @@ def json_keys(path):
     return set(found) if isinstance(found, dict) else set()
 
 
-def kind_of(path):
-    """What is at path, in a few words, if it is not a regular file: 'a FIFO (named pipe)', 'a device', ..."""
-    mode = os.stat(path).st_mode
+def kind_of(mode):
+    """What a path of this st_mode is, in a few words, if it is not a regular file: 'a FIFO (named pipe)',
+    'a device', ..."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -113,7 +113,7 @@ def check_output(flag, path, extensions):
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
         raise OutputError(f"{flag} {path}: expected a file name, got a folder")
     if os.path.exists(path) and not os.path.isfile(path):              # stat only: a FIFO is never opened
-        raise OutputError(f"{flag} {path}: expected a regular file, got {kind_of(path)}")
+        raise OutputError(f"{flag} {path}: expected a regular file, got {kind_of(os.stat(path).st_mode)}")
     if extensions and not path.lower().endswith(tuple(extensions)):
         raise OutputError(f"{flag} {path}: expected a name ending in {' or '.join(extensions)}")
     folder = os.path.dirname(os.path.abspath(path))

@@ -15,7 +15,7 @@ import os
 import reprlib
 import stat
 
-from ..files import OutputError
+from ..files import OutputError, kind_of
 
 FILE_FORMAT = "tinytransformer tokenizer"
 FILE_VERSION = 1
@@ -57,7 +57,7 @@ def read_json(path, who):
     try:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
-            raise ValueError(f"{who}: {path} is {file_kind(status.st_mode)}, not a tokenizer file")
+            raise ValueError(f"{who}: {path} is {kind_of(status.st_mode)}, not a tokenizer file")
         if status.st_size <= MAX_FILE_BYTES:
             with os.fdopen(descriptor, "rb", closefd=False) as f:
                 data = f.read(status.st_size + 1)
@@ -115,17 +115,6 @@ def shape_problem(text):
     return None
 
 
-def file_kind(mode):
-    """What a path that is not a regular file is, in words: 'a folder', 'a FIFO', 'a device', 'a socket'."""
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
-
-
 def check_regular_file(path, who):
     """An existing path to save to must be a regular file (or a link to one): writing to a FIFO waits for a
     reader forever, and a device is not a file. A folder is left to files.check_outputs to name."""
@@ -134,7 +123,7 @@ def check_regular_file(path, who):
     except (OSError, TypeError, ValueError):
         return                                   # nothing there (or no path at all): check_outputs says which
     if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        raise OutputError(f"{who}: {path} is {file_kind(mode)}, not a regular file; a tokenizer is saved "
+        raise OutputError(f"{who}: {path} is {kind_of(mode)}, not a regular file; a tokenizer is saved "
                           "only to a regular file")
 
 
