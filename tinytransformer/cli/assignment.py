@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .common import BadInput
 from ..course.autograder import AutograderError, build_autograder
-from ..course.edition import build_edition, check_target, tracked_files
+from ..course.edition import build_edition, check_target, op_files, tracked_files, with_kin
 from ..course.grader import PROJECT, TAPE
 from ..files import OutputError, atomic_write, check_outputs
 
@@ -61,7 +61,9 @@ def run(args):
         raise BadInput("--hide names later weeks' ops, to blank beside this week's --ops: give --ops too")
     hide = [name for name in names(args.hide) if name not in ops]       # an op named in both is this week's
     stubs = build_edition(target, ops=ops, tape=args.tape, hide=hide, files=files)
-    week = [(function, place) for function, place in stubs if function.removesuffix("_backward") not in hide]
+    found = op_files()
+    later = set(with_kin(hide, found)) - set(with_kin(ops or found, found))   # a hidden op's kin is hidden too
+    week = [(function, place) for function, place in stubs if function.removesuffix("_backward") not in later]
     points = dict.fromkeys([f.removesuffix("_backward") for f, _ in week if f.endswith("_backward")]
                            + [TAPE] * args.tape, 1)
     try:

@@ -64,6 +64,7 @@ LEFT_OUT = {
     "tests/test_ops_embedding.py": "spells the embedding's backward out as a scatter-add loop",
     "tests/test_gradcheck.py": "names the right gradient beside each wrong one it checks the checker on",
     "tests/test_site.py": "checks the book's build and the project's CI files, which an edition has not",
+    "tests/test_docs_numbers.py": "reads the number rules of tests/test_notebooks.py, which is left out",
     "benchmarks/ab_speedups.py": "holds complete backward passes, the speed-ups it measures",
 }
 
