@@ -24,4 +24,9 @@ missing = sorted(on_disk - set(modules) - {"tinytransformer", "tinytransformer._
 if missing:
     sys.exit(f"wheel_check: modules not importable: {missing}")
 text = tinytransformer.tasks.text.load_text()
+from tinytransformer.course import autograder, edition  # noqa: E402  (the course kit's shipped templates)
+templates = [edition.STUDENT_README] + [autograder.TEMPLATES / name for name in autograder.SCRIPTS]
+absent = [path.name for path in templates if not path.is_file()]
+if absent:
+    sys.exit(f"wheel_check: templates missing from the wheel: {absent}")
 print(f"wheel_check: {len(modules)} modules imported from {installed}; the shipped text has {len(text)} characters")
