@@ -101,16 +101,22 @@ def test_a_cache_of_another_model_is_refused():
         gpt.decode(tgt_in[:, :1], model.new_cache())
 
 
-@pytest.mark.parametrize("norm_first", [False, True])
-@PIECES
-def test_gpt_in_pieces_equals_gpt_on_the_whole_sequence(norm_first, pieces):
-    config = dataclasses.replace(tiny_model(norm_first).config, positions="learned")
-    gpt = tt.nn.GPT(config, rng=3)
+def decoded_in_pieces_equals_whole(gpt, pieces):
+    """Decode the same ids piece by piece with a cache and whole without one; assert they agree. (ids, cache)."""
     _, ids = source_and_target(np.random.default_rng(6))
     full = gpt(ids).data                                                    # (B, 9, V)
     cache = gpt.new_cache()
     steps = [gpt.decode(ids[:, a:b], cache).data for a, b in pieces]
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)
+    return ids, cache
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@PIECES
+def test_gpt_in_pieces_equals_gpt_on_the_whole_sequence(norm_first, pieces):
+    config = dataclasses.replace(tiny_model(norm_first).config, positions="learned")
+    gpt = tt.nn.GPT(config, rng=3)
+    ids, cache = decoded_in_pieces_equals_whole(gpt, pieces)
     assert cache.length == 9
     for layer in cache.layers:
         layer.self_attn.v = np.zeros_like(layer.self_attn.v)   # a cache that forgot its values
@@ -124,11 +130,7 @@ def test_a_rope_gpt_in_pieces_equals_it_on_the_whole_sequence(pieces):
     """Rotary positions: each piece's queries and keys are turned from the cache's length on."""
     config = tt.TransformerConfig.llama_style(vocab_size=13, d_model=16, n_heads=4, max_len=12, dtype="float64")
     gpt = tt.nn.GPT(config, rng=3)
-    _, ids = source_and_target(np.random.default_rng(6))
-    full = gpt(ids).data                                                    # (B, 9, V)
-    cache = gpt.new_cache()
-    steps = [gpt.decode(ids[:, a:b], cache).data for a, b in pieces]
-    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=0, atol=1e-12)
+    ids, cache = decoded_in_pieces_equals_whole(gpt, pieces)
 
 
 def test_rope_pieces_turned_from_position_0_would_differ(monkeypatch):
