@@ -58,8 +58,8 @@ def classroom_config():
     """tinytransformer's classroom model: length 10, 10 symbols, d_model 64, 4 heads,
     2+2 layers, d_ff 128, no dropout, float32. Imports NumPy: call after use_threads."""
     import tinytransformer as tt
-    from tinytransformer.tasks.sequences import vocab_size
-    return tt.TransformerConfig(vocab_size(10), d_model=64, n_heads=4, n_layers=2, d_ff=128,
+    from tinytransformer.tasks.sequences import vocab_size_for
+    return tt.TransformerConfig(vocab_size_for(10), d_model=64, n_heads=4, n_layers=2, d_ff=128,
                                 max_len=64, dropout=0.0)
 
 

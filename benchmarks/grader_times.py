@@ -5,7 +5,7 @@
 Prints the load average before and after (the machine is shared: say so beside
 any number), the seconds to build an edition of the whole project (median of
 the repeats), the grader's seconds for every op (median), the sum, and the wall
-time of `python -m tinytransformer gradcheck` in a fresh process, imports included.
+time of `python -m tinytransformer check` in a fresh process, imports included.
 """
 import argparse
 import os
@@ -40,9 +40,9 @@ def main():
     print(f"{'every op':<22}{total:>15.3f}")
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    wall, _ = median_seconds(lambda: subprocess.run([sys.executable, "-m", "tinytransformer", "gradcheck"], cwd=ROOT,
+    wall, _ = median_seconds(lambda: subprocess.run([sys.executable, "-m", "tinytransformer", "check"], cwd=ROOT,
                                                  env=env, capture_output=True, check=True), args.repeats)
-    print(f"python -m tinytransformer gradcheck, a fresh process: {wall:.2f} s wall, median of {args.repeats}")
+    print(f"python -m tinytransformer check, a fresh process: {wall:.2f} s wall, median of {args.repeats}")
     print(f"load average (1 min) after: {load_average().split()[0]}")
 
 

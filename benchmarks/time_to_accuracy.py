@@ -9,7 +9,7 @@ Run from the repository root:
 
     PYTHONPATH=. python benchmarks/time_to_accuracy.py [--task reverse --seeds 0 1 2 --threads 1]
 
-By default the schedule is tasks.Training's (lr_scale, warmup). Give
+By default the schedule is tasks.TrainSettings' (lr_scale, warmup). Give
 --lr-scales and --warmups several values to run a grid instead: the steps
 each setting needs do not depend on the machine, so the grid can choose the
 setting for both libraries. Without torch installed it measures
@@ -26,8 +26,8 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", choices=["copy", "reverse"], default="reverse")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--lr-scales", type=float, nargs="+", help="default: Training.lr_scale")
-    parser.add_argument("--warmups", type=int, nargs="+", help="default: Training.warmup")
+    parser.add_argument("--lr-scales", type=float, nargs="+", help="default: TrainSettings.lr_scale")
+    parser.add_argument("--warmups", type=int, nargs="+", help="default: TrainSettings.warmup")
     parser.add_argument("--threads", type=int, default=1, help="BLAS / torch threads")
     parser.add_argument("--target", type=float, default=0.99)
     parser.add_argument("--max-steps", type=int, default=3000)
@@ -38,14 +38,14 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     use_threads(args.threads)
-    from tinytransformer.tasks import Training
+    from tinytransformer.tasks import TrainSettings
     from tinytransformer.train import train
 
     config = classroom_config()
 
     def ours(lr_scale, warmup, seed):
         r = train(config, args.task, seq_len=10, n_symbols=10, batch_size=64, steps=args.max_steps,
-                  lr_scale=lr_scale, warmup=warmup, seed=seed, eval_every=Training.eval_every,
+                  lr_scale=lr_scale, warmup=warmup, seed=seed, eval_every=TrainSettings.eval_every,
                   target_accuracy=args.target, progress=False)
         return r.reached_target_at_step, r.wall_seconds, r.train_seconds, r.ms_per_step
 
@@ -58,13 +58,13 @@ def main(argv=None):
 
         def theirs(lr_scale, warmup, seed):
             setting = dict(lr_scale=lr_scale, warmup=warmup, label_smoothing=0.0)
-            r = reference.time_to_accuracy(model, task, setting, target=args.target, eval_every=Training.eval_every,
+            r = reference.time_to_accuracy(model, task, setting, target=args.target, eval_every=TrainSettings.eval_every,
                                            max_steps=args.max_steps, seed=seed)
             return r["reached_target_at_step"], r["wall_seconds"], r["train_seconds"], r["ms_per_step"]
         runners[f"PyTorch {torch.__version__} eager"] = theirs
 
-    settings = list(itertools.product(args.lr_scales or [Training.lr_scale], args.warmups or [Training.warmup], args.seeds))
-    print(f"task {args.task}, target {args.target:.0%}, eval every {Training.eval_every} steps on 1000 "
+    settings = list(itertools.product(args.lr_scales or [TrainSettings.lr_scale], args.warmups or [TrainSettings.warmup], args.seeds))
+    print(f"task {args.task}, target {args.target:.0%}, eval every {TrainSettings.eval_every} steps on 1000 "
           f"held-out examples, at most {args.max_steps} steps, {args.threads} thread(s)")
     print(f"{'':<26}{'lr_scale':>9}{'warmup':>7}{'seed':>5}{'reached at':>11}{'wall s':>8}"
           f"{'train s':>8}{'ms/step':>8}")

@@ -28,12 +28,12 @@ except ImportError:
              "does not depend on. Install it for the benchmark only: "
              "pip install torch --index-url https://download.pytorch.org/whl/cpu")
 
-from tinytransformer.tasks.sequences import make_batch, vocab_size
+from tinytransformer.tasks.sequences import make_batch, vocab_size_for
 from tinytransformer.vocabulary import BOS, EOS, PAD
 
 # The classroom configuration: the one the course trains in class.
 CLASSROOM_TASK = dict(task="reverse", seq_len=10, n_symbols=10, batch_size=64)
-CLASSROOM_MODEL = dict(vocab_size=vocab_size(10), d_model=64, n_heads=4, n_layers=2,
+CLASSROOM_MODEL = dict(vocab_size=vocab_size_for(10), d_model=64, n_heads=4, n_layers=2,
                        d_ff=128, max_len=64, dropout=0.0, norm_first=False,
                        tie_embeddings=True)
 

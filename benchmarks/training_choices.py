@@ -68,7 +68,7 @@ def run(seed, s, max_steps):
     from tinytransformer import functional as F
     from tinytransformer.train import EVAL_SEED_OFFSET, train_step   # held-out seed: seed + this
 
-    config = tt.TransformerConfig(sequences.vocab_size(N_SYMBOLS), d_model=64, n_heads=4, n_layers=2, d_ff=128,
+    config = tt.TransformerConfig(sequences.vocab_size_for(N_SYMBOLS), d_model=64, n_heads=4, n_layers=2, d_ff=128,
                                   max_len=SEQ_LEN + 1, dropout=s["dropout"])
     model_seed, data_seed = np.random.SeedSequence(seed).spawn(2)          # as train.train
     model = tt.nn.Transformer(config, rng=np.random.default_rng(model_seed))

@@ -41,7 +41,7 @@ def run(seed, label_smoothing, pairs):
     result = train(None, task, seed=seed, progress=False, **options)
     measures = task.model_measures(result.model)
     beam = scores(result.model, task.held_out, beam=4, vocabulary=task.vocabulary)
-    return {"seed": seed, "pairs": pairs, "label_smoothing": task.training.label_smoothing if label_smoothing is None
+    return {"seed": seed, "pairs": pairs, "label_smoothing": task.settings.label_smoothing if label_smoothing is None
             else label_smoothing, "steps": result.steps, "reached_target_at_step": result.reached_target_at_step,
             "wall_seconds": round(result.wall_seconds, 2), "train_seconds": round(result.train_seconds, 2),
             "ms_per_step": round(result.ms_per_step, 2), "bleu": measures["bleu"], "chrf": measures["chrf"],

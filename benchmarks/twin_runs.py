@@ -34,7 +34,7 @@ def main(argv=None):
     import tinytransformer as tt
     from tinytransformer.tasks.sequences import evaluate_sequences, make_batch, transformer_loss
     from tinytransformer.optim import Adam, WarmupSchedule
-    from tinytransformer.tasks import Training
+    from tinytransformer.tasks import TrainSettings
     from tinytransformer.train import train_step
 
     reference = import_torch_reference(args.threads)
@@ -60,7 +60,7 @@ def main(argv=None):
                 train_step(ours, ours_optimizer, batch, transformer_loss)
             if reached["theirs"] is None:
                 reference.train_step(theirs, theirs_optimizer, *reference.to_tensors(batch), lr=schedule(step))
-            if step % Training.eval_every == 0:
+            if step % TrainSettings.eval_every == 0:
                 if reached["ours"] is None and evaluate_sequences(ours, held_out) >= 0.99:
                     reached["ours"] = step
                 if reached["theirs"] is None and reference.evaluate_sequences(theirs, held_out) >= 0.99:

@@ -118,5 +118,5 @@ def training_losses(make_model, loss_of, seed, steps=3):
 
 def tiny_bert(**changes):
     """A tiny BERT (tiny_config) for 4 symbols and halves of up to 4: BERT_STYLE's learned positions and GELU."""
-    return tt.nn.BERT(tiny_config(vocab_size=masked_lm.vocab_size(4), max_len=9, positions="learned",
+    return tt.nn.BERT(tiny_config(vocab_size=masked_lm.vocab_size_for(4), max_len=9, positions="learned",
                                   activation="gelu", **changes), rng=0)

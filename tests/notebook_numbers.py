@@ -64,7 +64,7 @@ SOURCED = {
         "340": "Devlin et al. (2019), section 3: BERT-large, 340M parameters",
         "512": "Devlin et al. (2019), appendix A.2: sequences of at most 512 tokens",
         "3e-4": "benchmarks/history.md, the search on seeds 10-14: BERT's linear schedule at peaks 1e-3 and 3e-4",
-        "600": "the command line's step budget for train --task mlm (its --help; MaskedLMTask.training)",
+        "600": "the command line's step budget for train --task mlm (its --help; MaskedLMTask.settings)",
         "2021": "Schick and Schuetze (2021), PET; Gao et al. (2021), LM-BFF",
         "1,000,000": "Devlin et al. (2019), appendix A.2: 1,000,000 steps of 256 sequences of 512 tokens",
         "256": "Devlin et al. (2019), appendix A.2: batches of 256 sequences",

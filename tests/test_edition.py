@@ -61,7 +61,7 @@ def test_the_edition_is_the_project_with_its_layout(blank):
 
 def test_every_blank_op_is_not_written_yet_and_the_grader_exits_1_without_a_traceback(built):
     blank, stubs = built
-    done = cli(blank, "gradcheck")
+    done = cli(blank, "check")
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr and not done.stderr
     rows = [line.split(None, 2) for line in done.stdout.splitlines()
             if line.split()[:1] and line.split()[0] in grader.op_names()]
@@ -86,7 +86,7 @@ def test_the_reference_filled_back_in_passes(tmp_path):
     target = tmp_path / "edition"
     edition.build_edition(target, tape=True)
     restore(target, *sorted({p.as_posix() for p in edition.op_files().values()}), "tinytransformer/tensor.py")
-    done = cli(target, "gradcheck")
+    done = cli(target, "check")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("29 of 29 pass")
 
@@ -115,7 +115,7 @@ def test_ops_blanks_only_those(tmp_path):
     # attention's backward calls softmax's: it stays, without the derivation above it, which spells softmax's out
     assert (target / "tinytransformer/ops/attention.py").read_text() == without_derivations(
         (REPO / "tinytransformer/ops/attention.py").read_text(), {"attention_backward"})
-    done = cli(target, "gradcheck")
+    done = cli(target, "check")
     assert done.returncode == 1
     # the library's attention backward calls softmax_backward, so it waits for it, and says so
     assert done.stdout.rstrip().endswith("25 of 29 pass; not written yet: softmax, layer_norm, rms_norm, attention")
@@ -129,7 +129,7 @@ def test_tape_blanks_the_replay_too(tmp_path):
     target = tmp_path / "hard"
     stubs = edition.build_edition(target, ops=["relu"], tape=True)
     assert stubs[-1][0] == "Tape.backward"
-    done = cli(target, "gradcheck", "--ops", "relu,tape")
+    done = cli(target, "check", "--ops", "relu,tape")
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert done.stdout.rstrip().endswith("0 of 2 pass; not written yet: relu, tape")
 
@@ -381,7 +381,7 @@ def test_hide_blanks_later_weeks_as_not_this_weeks_work(tmp_path):
     assert "| `softmax_backward` |" in readme and "| `layer_norm_backward` |" not in readme
     assert "they come in a later week's edition" in readme and \
         "`layer_norm_backward`, `rms_norm_backward`, `attention_backward`" in readme
-    done = cli(target, "gradcheck", "--ops", "layer_norm")
+    done = cli(target, "check", "--ops", "layer_norm")
     line = (target / edition.op_files()["layer_norm"]).read_text().splitlines().index(
         "def layer_norm_backward(dout, cache):") + 1
     assert done.returncode == 1 and "layer_norm_backward comes in a later week: not in this edition " \

@@ -1,5 +1,5 @@
 """The gradient of every op against finite differences: every case the grader grades (`python -m
-tinytransformer gradcheck`), here through the Tensor-level API and the tape, then the pure NumPy pairs
+tinytransformer check`), here through the Tensor-level API and the tape, then the pure NumPy pairs
 called directly on variants the cases do not cover, with their contract (one gradient per input;
 backward writes into neither dout nor the cache).
 

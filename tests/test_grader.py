@@ -155,29 +155,29 @@ def test_the_tape_is_graded_apart_from_the_ops(monkeypatch):
     assert grade.status == grader.FAIL and all(i.diagnosis.kind == "zero" for i in grade.inputs[1:])
 
 
-# `python -m tinytransformer gradcheck`
+# `python -m tinytransformer check`
 
 def test_the_command_exits_0_when_every_op_passes(capsys):
-    assert main(["gradcheck"]) == 0
+    assert main(["check"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(grader.HEADER) and "pass: error <= 1e-06" in out and out.rstrip().endswith("29 of 29 pass")
 
 
 def test_the_command_grades_the_ops_named_and_exits_1_on_a_failure(capsys, monkeypatch):
-    assert main(["gradcheck", "--ops", "softmax,linear"]) == 0
+    assert main(["check", "--ops", "softmax,linear"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("2 of 2 pass")
     monkeypatch.setattr(ops, "linear_backward", write_first)
-    assert main(["gradcheck", "--ops", "linear"]) == 1
+    assert main(["check", "--ops", "linear"]) == 1
     out = capsys.readouterr().out
     assert "not written yet" in out and "Traceback" not in out
 
 
 def test_the_command_refuses_an_unknown_op_in_one_line(capsys):
     with pytest.raises(SystemExit) as exit:
-        main(["gradcheck", "--ops", "softmax,sofmax"])
+        main(["check", "--ops", "softmax,sofmax"])
     err = capsys.readouterr().err
     assert exit.value.code == 2 and len(err.strip().splitlines()) == 1
-    assert err.startswith("python -m tinytransformer gradcheck: error: argument --ops: no op named sofmax; "
+    assert err.startswith("python -m tinytransformer check: error: argument --ops: no op named sofmax; "
                           "the ops are: add, sub, mul")
 
 

@@ -102,7 +102,7 @@ def test_the_shared_vocabulary_and_the_worked_example_import_nothing_of_the_pack
 
 
 # Names the notebooks, the README and the book use, each from its one home.
-PUBLIC = ["tasks.sequences:make_batch", "tasks.sequences:token_names", "tasks.sequences:vocab_size",
+PUBLIC = ["tasks.sequences:make_batch", "tasks.sequences:token_names", "tasks.sequences:vocab_size_for",
           "tasks.sequences:evaluate_sequences", "tasks.sequences:transformer_loss", "tasks.masked_lm:mask_tokens",
           "tasks.masked_lm:make_sequences", "tasks.masked_lm:token_names", "vocabulary:PAD", "vocabulary:CLS",
           "vocabulary:MASK", "vocabulary:BERT_N_SPECIAL", "course.worked_example:X", "course.worked_example:W_Q",

@@ -71,16 +71,16 @@ def test_command_line_profile_prints_the_time_of_each_op(capsys):
 
 
 def test_cli_help_shows_the_defaults_train_uses(capsys):
-    from tinytransformer.tasks import TASKS, Training
+    from tinytransformer.tasks import TASKS, TrainSettings
     by_rate = {}                                                 # each learning-rate scale and its tasks, in order
     for name, task in TASKS.items():
-        by_rate.setdefault(task.training.lr_scale, []).append(name)
+        by_rate.setdefault(task.settings.lr_scale, []).append(name)
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())          # undo the line wrapping
     shown = ", ".join(f"{'/'.join(names)} {rate}" for rate, names in by_rate.items())
     assert len(by_rate) > 1 and f"scale of the warmup learning-rate schedule (default: {shown})" in help_text
-    assert f"steps of linear learning-rate warmup (default: {Training.warmup})" in help_text
+    assert f"steps of linear learning-rate warmup (default: {TrainSettings.warmup})" in help_text
     assert "(default 512)" in help_text and "MISSING" not in help_text   # text's BPE size, not TransformerConfig's
 
 

@@ -737,7 +737,7 @@ def mask_frequency_rows():
 
     n_symbols, k = 8, 4
     ids = masked_lm.make_sequences(20000, k, n_symbols, rng=3, k_min=k).ids
-    corrupted, targets = masked_lm.mask_tokens(ids, rng=4, p=0.15, vocab_size=masked_lm.vocab_size(n_symbols))
+    corrupted, targets = masked_lm.mask_tokens(ids, rng=4, p=0.15, vocab_size=masked_lm.vocab_size_for(n_symbols))
     symbol, chosen = ids >= tt.vocabulary.BERT_N_SPECIAL, targets != tt.PAD
     assert not (chosen & ~symbol).any(), "mask_tokens chose a special token"
     became_mask = chosen & (corrupted == tt.vocabulary.MASK)

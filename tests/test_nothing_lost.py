@@ -148,7 +148,7 @@ def test_case_8_a_checkpoint_config_is_checked_before_the_model_is_built(tmp_pat
     assert time.perf_counter() - start < 1
 
 
-@pytest.mark.parametrize("command", [["train", *TINY], ["gradcheck", "--ops", "linear"]])
+@pytest.mark.parametrize("command", [["train", *TINY], ["check", "--ops", "linear"]])
 def test_case_9_a_negative_seed_is_one_line(capsys, command):
     with pytest.raises(SystemExit):
         main([*command, "--seed", "-1"])
@@ -237,12 +237,12 @@ def test_case_23_checkpoint_paths(tmp_path):
 @pytest.mark.parametrize("arguments, names", [(["--ops", "linear", "--ops", "softmax"], ["linear", "softmax"]),
                                               (["--ops", "linear,"], ["linear"]),
                                               (["--op", "linear", "--op", "linear"], ["linear"])])
-def test_case_23_gradcheck_ops_repeated_or_with_a_trailing_comma(capsys, monkeypatch, arguments, names):
-    from tinytransformer.cli import gradcheck
+def test_case_23_check_ops_repeated_or_with_a_trailing_comma(capsys, monkeypatch, arguments, names):
+    from tinytransformer.cli import check
     graded = []
-    monkeypatch.setattr(gradcheck, "grade", lambda ops, seed: graded.append(ops) or [])
-    monkeypatch.setattr(gradcheck, "report", lambda grades: [])
-    main(["gradcheck", *arguments])
+    monkeypatch.setattr(check, "grade", lambda ops, seed: graded.append(ops) or [])
+    monkeypatch.setattr(check, "report", lambda grades: [])
+    main(["check", *arguments])
     assert graded == [names]
 
 
@@ -563,9 +563,9 @@ def test_case_29_standard_output_on_a_full_device_is_one_line_before_training(tm
 
 def test_case_29_any_command_on_a_full_standard_output_is_one_line():
     with open("/dev/full", "w") as full:
-        done = run_command("gradcheck", "--ops", "linear", stdout=full)
+        done = run_command("check", "--ops", "linear", stdout=full)
     assert done.returncode == 2
-    assert one_line(done.stderr) == "python -m tinytransformer gradcheck: the disk is full (No space left on device)"
+    assert one_line(done.stderr) == "python -m tinytransformer check: the disk is full (No space left on device)"
 
 
 def test_case_30_an_update_that_overflows_the_weights_keeps_the_last_good_model(tmp_path, capsys, monkeypatch):

@@ -77,8 +77,8 @@ def test_the_command_line_applies_the_settings_unless_the_user_chose_threads(mon
         monkeypatch.setenv(name, value)
     calls = []
     monkeypatch.setattr(cli, "use_speed_settings", lambda **options: calls.append(options))
-    monkeypatch.setattr(cli.gradcheck, "run", lambda args: 0)          # the command itself is not under test
-    cli.main(["gradcheck"])
+    monkeypatch.setattr(cli.check, "run", lambda args: 0)          # the command itself is not under test
+    cli.main(["check"])
     assert calls == [{"blas_threads": threads}]
 
 

@@ -117,7 +117,7 @@ def test_every_task_that_stops_early_has_a_validation_split_apart_from_its_test_
         task = tasks.make_task(name, **options)
         validation, test = split_keys(task.validation), split_keys(task.held_out)
         assert validation and test and not validation & test, name
-        assert task.training.target_accuracy is not None     # it stops early: on the validation split
+        assert task.settings.target_accuracy is not None     # it stops early: on the validation split
 
 
 class Watched(tasks.CopyTask):

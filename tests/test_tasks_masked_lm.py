@@ -68,7 +68,7 @@ def test_mlm_sequences_are_a_copy_or_a_reverse():
         x, y = symbols[:k], symbols[k:]
         assert 3 <= k <= 6 and (row[1 + 2 * k:] == PAD).all()
         assert list(y) == (list(x[::-1]) if label else list(x)) and x[0] != x[-1]
-        assert (symbols >= BERT_N_SPECIAL).all() and (symbols < masked_lm.vocab_size(8)).all()
+        assert (symbols >= BERT_N_SPECIAL).all() and (symbols < masked_lm.vocab_size_for(8)).all()
 
 
 def test_mlm_pretraining_batch_corrupts_only_symbols():

@@ -22,7 +22,7 @@ import numpy as np
 from tinytransformer import nn
 from tinytransformer.tasks.batches import LMBatch
 from tinytransformer.tasks.options import option
-from tinytransformer.tasks.task import GPT_STYLE, Task, Training, held_out_loss, language_model_loss
+from tinytransformer.tasks.task import GPT_STYLE, Task, TrainSettings, held_out_loss, language_model_loss
 from tinytransformer.vocabulary import N_SPECIAL
 
 N_SYMBOLS = 5
@@ -42,7 +42,7 @@ class CountTask(Task):
     n_held_out: int = 64
 
     name, model_class, model_style, exact = "count", nn.GPT, GPT_STYLE, False
-    training = Training(steps=4, batch_size=8, eval_every=2, target_accuracy=None)
+    settings = TrainSettings(steps=4, batch_size=8, eval_every=2, target_accuracy=None)
 
     def __post_init__(self):
         self.held_out = count_batch(self.n_held_out, self.length, self.direction, np.random.default_rng(0))
@@ -133,5 +133,5 @@ def test_one_flag_setting_two_fields_is_refused(count_task, monkeypatch, capsys)
 
 
 def test_every_training_setting_has_a_flag():
-    assert [flag.field for flag in flags_of(tasks.Training)] == [f.name for f in dataclasses.fields(tasks.Training)]
-    assert {flag.type for flag in flags_of(tasks.Training)} == {int, float}
+    assert [flag.field for flag in flags_of(tasks.TrainSettings)] == [f.name for f in dataclasses.fields(tasks.TrainSettings)]
+    assert {flag.type for flag in flags_of(tasks.TrainSettings)} == {int, float}

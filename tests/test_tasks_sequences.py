@@ -8,7 +8,7 @@ from tinytransformer.vocabulary import BOS, EOS, PAD
 
 def test_special_tokens_and_vocabulary_size():
     assert (PAD, BOS, EOS) == (0, 1, 2) == (tt.PAD, tt.BOS, tt.EOS)
-    assert sequences.vocab_size(10) == 13                   # PAD, BOS, EOS, then 10 symbols
+    assert sequences.vocab_size_for(10) == 13                   # PAD, BOS, EOS, then 10 symbols
 
 
 def test_token_names_number_the_symbols_from_zero_and_name_the_special_tokens():

@@ -54,7 +54,7 @@ def test_exact_match_of_a_batch_with_itself_is_1():
 
 def small_config(**changes):
     """helpers.tiny_config's sizes at float32, wide enough to learn reverse of length 4 in a few dozen steps."""
-    fields = dict(vocab_size=tt.tasks.sequences.vocab_size(4), d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=5,
+    fields = dict(vocab_size=tt.tasks.sequences.vocab_size_for(4), d_model=16, n_heads=2, n_layers=1, d_ff=32, max_len=5,
                   dtype="float32")
     return tiny_config(**{**fields, **changes})
 

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from .optim import Adam, WarmupSchedule, clip_grad_norm
-from .tasks import DEFAULT_TASK, TASKS, Training, make_task, options_of
+from .tasks import DEFAULT_TASK, TASKS, TrainSettings, make_task, options_of
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out sets' seed is seed + this: no overlap with training streams
@@ -144,7 +144,7 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
     config: a TransformerConfig with room for the task; None gives task.config(), the classroom model.
     model: train this model instead of a new one (fine-tuning); then config may be None.
     options: for a task given by name, its own options (seq_len, n_symbols, ...), and for every
-    task the training settings, each the task's own unless given (tasks/task.py's Training:
+    task the training settings, each the task's own unless given (tasks/task.py's TrainSettings:
     steps, batch_size, lr_scale, warmup, eval_every, target_accuracy, clip_norm, label_smoothing).
     progress: True for a status on stderr, False for none, or a text stream.
     Same seed, same losses, bit for bit.
@@ -155,11 +155,11 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
         known = options_of(TASKS[task])
         task_options = {name: options.pop(name) for name in list(options) if name in known}
         task = make_task(task, seed=seed + EVAL_SEED_OFFSET, **task_options)
-    unknown = sorted(set(options) - set(options_of(Training)))
+    unknown = sorted(set(options) - set(options_of(TrainSettings)))
     if unknown:
         raise TypeError(f"train: unknown option {', '.join(unknown)}; the settings are "
-                        + ", ".join(options_of(Training)))
-    settings = dataclasses.replace(task.training, **options)
+                        + ", ".join(options_of(TrainSettings)))
+    settings = dataclasses.replace(task.settings, **options)
     if model is not None:
         if config is not None and config != model.config:
             raise ValueError("train: config differs from model.config; pass config=None to train the model")

@@ -2,7 +2,7 @@
 
     train.py        python -m tinytransformer train --task reverse ...
     translate.py    python -m tinytransformer translate --load MODEL.npz "the old dog sees the small cat"
-    gradcheck.py    python -m tinytransformer gradcheck [--ops NAME[,NAME]]
+    check.py        python -m tinytransformer check [--ops NAME[,NAME]]
     assignment.py   python -m tinytransformer assignment DIR
     grade.py        python -m tinytransformer grade SUBMISSION...
     common.py       what every command shares: BadInput, the one-line Parser

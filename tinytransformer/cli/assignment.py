@@ -22,7 +22,7 @@ def add_parser(commands):
                     "every op's backward pass in tinytransformer/ops/ (or those of --ops) replaced by a stub that "
                     "says what to return, the notebooks without their solutions, a README for students. Beside "
                     "DIR, DIR.points.json records the ops to grade (grade reads it). Install the edition with "
-                    "pip install -e DIR; students check their work with python -m tinytransformer gradcheck.")
+                    "pip install -e DIR; students check their work with python -m tinytransformer check.")
     assignment.add_argument("dir", metavar="DIR", help="where to write the edition: a new or empty folder")
     assignment.add_argument("--ops", metavar="NAME[,NAME]", help="blank only these ops (default: every op)")
     assignment.add_argument("--hide", metavar="NAME[,NAME]",
@@ -85,7 +85,7 @@ def run(args):
         print(f"  and blank as later weeks' work: {', '.join(f for f, _ in stubs if (f, _) not in week)}")
     print(f"wrote {outputs['the points file']}: grade, run in {target.parent}, grades these ops "
           f"({', '.join(points)}; 1 point each)")
-    print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer gradcheck grades the student's work")
+    print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer check grades the student's work")
     if args.autograder:
         print(f"wrote the Gradescope autograder {outputs['--autograder']} ({len(points)} ops, 1 point each): upload "
               "it as the assignment's autograder; students upload their edition as a .zip")

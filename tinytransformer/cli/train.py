@@ -1,7 +1,7 @@
 """`python -m tinytransformer train`: train a task's model; print, and optionally save, the result.
 
 Every option sets one field: of the task's dataclass (tasks/), of its TransformerConfig, or of
-tasks.Training. Each is declared beside its field, with its flag and help (tasks/options.py), and read from
+tasks.TrainSettings. Each is declared beside its field, with its flag and help (tasks/options.py), and read from
 there; its default is the task's own. Every value is checked before training starts.
 """
 import argparse
@@ -21,7 +21,7 @@ def declared_flags():
     """Every option of train, read from where it is declared (tasks/options.py: option(), MODEL_OPTIONS):
     {"task": {flag: Flag}, "model": {flag: Flag}, "training": {flag: Flag}}, and for each task flag the
     tasks that declare it with their help: {flag: [(task name, help), ...]}."""
-    from ..tasks import TASKS, Training
+    from ..tasks import TASKS, TrainSettings
     from ..tasks.options import flags_of, model_flags
     task_flags, declared_by = {}, {}
     for name, task_class in TASKS.items():
@@ -32,7 +32,7 @@ def declared_flags():
                                 f"({first.type.__name__}) and, in the {name} task, {flag.field} ({flag.type.__name__})")
             declared_by.setdefault(flag.flag, []).append((name, flag.help))
     flags = {"task": task_flags, "model": {f.flag: f for f in model_flags()},
-             "training": {f.flag: f for f in flags_of(Training)}}
+             "settings": {f.flag: f for f in flags_of(TrainSettings)}}
     return flags, declared_by
 
 
@@ -142,7 +142,7 @@ def train_command(args):
         task = make_task(args.task, seed=args.seed + EVAL_SEED_OFFSET, **task_options)
         config = task.config(**given(args, flags["model"]))
         task.check(config)
-        settings = dataclasses.replace(task.training, **given(args, flags["training"]))
+        settings = dataclasses.replace(task.settings, **given(args, flags["settings"]))
         pretrained = task_options.get("pretrained")
         if pretrained:                         # the checkpoint must be a model the task can start from
             config_used = task.new_model(config, np.random.default_rng(args.seed)).config
@@ -159,7 +159,7 @@ def train_command(args):
     say(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "     # a closed or full
         f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
         + (f", from {pretrained}" if pretrained else ""))                                  # stdout: found now
-    result = train(config, task, seed=args.seed, **given(args, flags["training"]))
+    result = train(config, task, seed=args.seed, **given(args, flags["settings"]))
     if result.stopped:
         return stopped_early(args, result)
     if args.save:          # first, before any line is printed: the trained model is what took the time
@@ -298,7 +298,7 @@ def per_task_defaults(field):
                          if f.default is not dataclasses.MISSING}, **CLASSROOM_MODEL}     # vocab_size has none
     groups = {}
     for name, task_class in TASKS.items():
-        defaults = {**model_defaults, **options_of(task_class), **dataclasses.asdict(task_class.training)}
+        defaults = {**model_defaults, **options_of(task_class), **dataclasses.asdict(task_class.settings)}
         if defaults.get(field) is not None:
             groups.setdefault(str(defaults[field]), []).append(name)
     if not groups:
@@ -357,7 +357,7 @@ def add_parser(commands):
     flags, declared_by = declared_flags()
     for flag in flags["task"].values():
         add_argument(train, flag, task_help(declared_by[flag.flag]))
-    for flag in [*flags["model"].values(), *flags["training"].values()]:
+    for flag in [*flags["model"].values(), *flags["settings"].values()]:
         add_argument(train, flag, flag.help)
     train.add_argument("--seed", type=seed, default=0, help="seed of the weights and the training data")
     train.add_argument("--json", metavar="PATH", help="write the result (steps, times, losses, ...) as JSON")

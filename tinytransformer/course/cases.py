@@ -1,6 +1,6 @@
 """The gradient check of every op: each on two or more small shapes, in float64.
 
-`python -m tinytransformer gradcheck` grades every case on two random draws
+`python -m tinytransformer check` grades every case on two random draws
 (grader.py); the tests run each case through the tape as well. Sizes are
 unequal where the op allows it (2, 3, 4, 5), so a swapped axis fails, and
 each op has a second case with other shapes or options, so a mistake that

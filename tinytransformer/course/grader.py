@@ -1,6 +1,6 @@
 """The grader: every backward pass against finite differences, op by op.
 
-    python -m tinytransformer gradcheck [--ops NAME[,NAME]]
+    python -m tinytransformer check [--ops NAME[,NAME]]
 
 For each op of cases.CHECKS (every case, each on DRAWS random draws) the
 grader runs the library's forward, hands a random upstream gradient to the

@@ -1,6 +1,6 @@
 """The tasks the training loop knows, by name: one file per family, each holding its data and its task class.
 
-    task.py        Task: what the loop asks of a task; Training: the loop's settings; the measures
+    task.py        Task: what the loop asks of a task; TrainSettings: the loop's settings; the measures
     options.py     option(): a field's default with its command-line flag and help; the model's flags
     batches.py     Batch, LMBatch, LabelledBatch, ImageBatch: what a task's batch() returns
     sequences.py   copy, reverse     for the encoder-decoder Transformer; SequenceTask, the base of such tasks
@@ -25,7 +25,7 @@ from .batches import Batch, ImageBatch, LabelledBatch, LMBatch  # noqa: F401  (t
 from .bert_tasks import ClassifyTask, MaskedLMTask
 from .classification import ClassificationTask  # noqa: F401  (the base a new classification task reuses)
 from .sequences import CopyTask, ReverseTask, SequenceTask  # noqa: F401  (SequenceTask: the base of copy and reverse)
-from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, Training, exact_match, held_out_loss, \
+from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, TrainSettings, exact_match, held_out_loss, \
     language_model_loss  # noqa: F401  (re-exported: no __all__, so that the book documents each name once)
 from .text import TextTask
 from .digits import DigitsTask

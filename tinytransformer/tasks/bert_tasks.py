@@ -14,10 +14,10 @@ from ..nn import inference
 from ..vocabulary import PAD
 from .classification import ClassificationTask
 from .cloze import cloze_logits
-from .masked_lm import make_sequences, pretraining_batch, token_names, vocab_size
+from .masked_lm import make_sequences, pretraining_batch, token_names, vocab_size_for
 from .options import option
 from .sentence_order import masked_lm_and_order_loss, sentence_pair_batch
-from .task import (BERT_STYLE, Task, Training, check_held_out_fits, check_option, held_out_loss,
+from .task import (BERT_STYLE, Task, TrainSettings, check_held_out_fits, check_option, held_out_loss,
                    language_model_loss)
 
 
@@ -60,7 +60,7 @@ class MaskedLMTask(Task):
     seed: int = 0                    # seed of the held-out sequences
 
     name, model_class, model_style, exact = "mlm", nn.BERT, BERT_STYLE, False
-    training = Training(steps=600, target_accuracy=None)
+    settings = TrainSettings(steps=600, target_accuracy=None)
 
     def __post_init__(self):
         check_halves(self)
@@ -75,7 +75,7 @@ class MaskedLMTask(Task):
                                           self.k_min)
 
     def room(self):
-        room = dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.k_max)
+        room = dict(vocab_size=vocab_size_for(self.n_symbols), max_len=1 + 2 * self.k_max)
         return {**room, "n_classes": 2} if self.sentence_objective else room
 
     def describe(self):
@@ -143,7 +143,7 @@ class ClassifyTask(ClassificationTask):
 
     def room(self):
         """The cls readout needs a 2-class [CLS] head; the cloze readout none (it reads the masked-LM head)."""
-        return dict(vocab_size=vocab_size(self.n_symbols), max_len=1 + 2 * self.k_max,
+        return dict(vocab_size=vocab_size_for(self.n_symbols), max_len=1 + 2 * self.k_max,
                     n_classes=2 if self.readout == "cls" else None)
 
     def describe(self):

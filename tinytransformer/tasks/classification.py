@@ -27,7 +27,7 @@ from ..memory import check_fits
 from ..nn import inference
 from .batches import LabelledBatch
 from .options import option
-from .task import BERT_STYLE, Task, Training, check_held_out_fits, check_option, draw_apart
+from .task import BERT_STYLE, Task, TrainSettings, check_held_out_fits, check_option, draw_apart
 
 
 @dataclasses.dataclass
@@ -42,7 +42,7 @@ class ClassificationTask(Task):
     model_class, model_style, measure = nn.BERT, BERT_STYLE, "accuracy"
     # A few hundred steps at 0.3 of the warmup schedule: fine-tuning on a few hundred fixed sequences
     # overfits and swings at the full rate (docs/extending.md: choosing a learning rate).
-    training = Training(steps=300, eval_every=50, lr_scale=0.3)
+    settings = TrainSettings(steps=300, eval_every=50, lr_scale=0.3)
     label_names = ()                 # the classes' names, in label order: ("copy", "reverse")
 
     @abc.abstractmethod

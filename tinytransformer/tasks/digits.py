@@ -24,7 +24,7 @@ from .. import nn
 from ..nn import inference
 from .batches import ImageBatch
 from .options import option
-from .task import BERT_STYLE, Task, Training, check_option
+from .task import BERT_STYLE, Task, TrainSettings, check_option
 
 IMAGE_SIZE, N_CLASSES, GREY_LEVELS = 8, 10, 16
 
@@ -65,7 +65,7 @@ class DigitsTask(Task):
 
     name, model_class, model_style, measure, examples = ("digits", nn.VisionTransformer, BERT_STYLE, "accuracy",
                                                          "images")
-    training = Training(steps=1500, target_accuracy=0.97, eval_every=100)
+    settings = TrainSettings(steps=1500, target_accuracy=0.97, eval_every=100)
 
     def __post_init__(self):
         if self.patch_size not in (1, 2, 4, 8):

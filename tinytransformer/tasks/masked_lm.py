@@ -25,7 +25,7 @@ from ..vocabulary import BERT_N_SPECIAL, CLS, MASK, PAD
 from .batches import LabelledBatch, LMBatch
 
 
-def vocab_size(n_symbols):
+def vocab_size_for(n_symbols):
     """The vocabulary size for n_symbols symbols: BERT's special tokens, then the symbols."""
     return BERT_N_SPECIAL + n_symbols
 
@@ -102,7 +102,7 @@ def pretraining_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3):
     """Corpus sequences corrupted by BERT's rule: LMBatch(corrupted ids, targets at the chosen positions)."""
     rng = np.random.default_rng(rng)
     ids, _ = make_sequences(batch_size, k_max, n_symbols, rng, k_min)
-    return LMBatch(*mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols)))
+    return LMBatch(*mask_tokens(ids, rng, p, vocab_size=vocab_size_for(n_symbols)))
 
 
 def half_lengths(ids):

@@ -5,7 +5,7 @@ may set is declared with option(), which gives its default, its flag and its hel
 
     digits: int = option(2, "--digits", "digits of each number")
 
-The training loop's settings (task.py's Training) are declared the same way,
+The training loop's settings (task.py's TrainSettings) are declared the same way,
 and the model's sizes in MODEL_OPTIONS below (TransformerConfig's fields, nn/config.py).
 `python -m tinytransformer train` builds its options from these (cli/train.py):
 the flag's type is the field's type (a bool is a switch), its default the task's own.

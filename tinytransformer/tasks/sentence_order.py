@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import functional as F
 from ..vocabulary import PAD
-from .masked_lm import half_lengths, make_sequences, mask_tokens, vocab_size
+from .masked_lm import half_lengths, make_sequences, mask_tokens, vocab_size_for
 
 
 class SentencePairBatch(NamedTuple):
@@ -42,7 +42,7 @@ def sentence_pair_batch(batch_size, k_max, n_symbols, rng, p=0.15, k_min=3, nega
     ids, _ = make_sequences(batch_size, k_max, n_symbols, rng, k_min)
     in_order = rng.integers(0, 2, size=batch_size)                          # (B,) 1 = kept
     ids = negatives(ids, np.flatnonzero(in_order == 0), rng)
-    corrupted, targets = mask_tokens(ids, rng, p, vocab_size=vocab_size(n_symbols))
+    corrupted, targets = mask_tokens(ids, rng, p, vocab_size=vocab_size_for(n_symbols))
     targets[in_order == 0] = PAD
     return SentencePairBatch(corrupted, targets, in_order.astype(np.int64))
 

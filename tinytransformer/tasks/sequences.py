@@ -28,7 +28,7 @@ from .task import Task, check_held_out_fits, check_option, draw_apart, exact_mat
 TASK_NAMES = ("copy", "reverse")           # the two tasks of this file, by name (tasks.TASKS holds every task)
 
 
-def vocab_size(n_symbols):
+def vocab_size_for(n_symbols):
     """Size of the vocabulary: the special tokens plus the symbols."""
     return N_SPECIAL + n_symbols
 
@@ -132,7 +132,7 @@ class SequenceTask(Task):
                                                  np.random.default_rng(validation_seed))
 
     def room(self):
-        return dict(vocab_size=vocab_size(self.n_symbols), max_len=self.seq_len + 1)    # + 1: BOS or EOS
+        return dict(vocab_size=vocab_size_for(self.n_symbols), max_len=self.seq_len + 1)    # + 1: BOS or EOS
 
     def describe(self):
         return (f"{self.n_symbols} symbols, length {self.seq_len}" + (" (variable)" if self.variable_length else "")

@@ -51,7 +51,7 @@ BERT_STYLE = dict(positions="learned", norm_first=False, activation="gelu")   # 
 
 
 @dataclasses.dataclass(frozen=True)
-class Training:
+class TrainSettings:
     """The training loop's settings. The defaults are the classroom schedule; each task changes a few.
 
     copy/reverse: the fewest steps to 99% held-out exact match on the classroom model: over 20
@@ -113,7 +113,7 @@ class Task(abc.ABC):
     measure = "exact match"      # what evaluate's share is called: "accuracy" for a label per sequence
     examples = "sequences"       # what the test split holds, for the report: "images", "problems", ...
     model_style = {}             # config fields of the model family (GPT_STYLE, BERT_STYLE, MODERN_STYLE)
-    training = Training()
+    settings = TrainSettings()
 
     @abc.abstractmethod
     def room(self):

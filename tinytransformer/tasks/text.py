@@ -34,7 +34,7 @@ from ..tokenizer import BPE, CharTokenizer
 from ..vocabulary import N_SPECIAL
 from .batches import LMBatch
 from .options import option
-from .task import GPT_STYLE, MODERN_STYLE, Task, Training, check_option, held_out_loss, language_model_loss
+from .task import GPT_STYLE, MODERN_STYLE, Task, TrainSettings, check_option, held_out_loss, language_model_loss
 
 TEXT_FILE = "the_lighthouse.txt"
 TEXTS = ("story", "python-docs")
@@ -145,7 +145,7 @@ class TextTask(Task):
     name, model_class, exact = "text", nn.GPT, False
     # in a 600-step run on the story the held-out loss was lowest at step 300 and rose after it: the
     # 5,500 training characters are overfitted (README, "Train")
-    training = Training(steps=300, batch_size=32, target_accuracy=None)
+    settings = TrainSettings(steps=300, batch_size=32, target_accuracy=None)
 
     def __post_init__(self):
         if self.block not in BLOCKS:

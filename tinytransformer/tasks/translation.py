@@ -45,7 +45,7 @@ from . import ding, german
 from .batches import Batch
 from .sequences import transformer_loss
 from .options import option
-from .task import Task, Training, check_option, exact_match
+from .task import Task, TrainSettings, check_option, exact_match
 
 # Training never shows these; the compositional held-out set asks for them.
 UNSEEN_PAIRS = (("red", "dog"), ("young", "cat"), ("old", "book"), ("big", "bird"), ("black", "car"))
@@ -290,7 +290,7 @@ class TranslationTask(Task):
                         "ones (ding, read from Debian's trans-de-en where it is installed)", choices=PAIRS)
 
     name, model_class, examples = "translate", nn.Transformer, "sentences"
-    training = Training(steps=3000, eval_every=100, target_accuracy=0.9)
+    settings = TrainSettings(steps=3000, eval_every=100, target_accuracy=0.9)
 
     def __post_init__(self):
         check_option(self, "n_held_out", 1)

@@ -1,4 +1,4 @@
-"""`python -m tinytransformer gradcheck`: every op's backward pass graded against finite differences."""
+"""`python -m tinytransformer check`: every op's backward pass graded against finite differences."""
 import argparse
 
 from ..course.grader import grade, op_names, passed, report
@@ -7,9 +7,9 @@ from .common import seed
 
 
 def add_parser(commands):
-    """Add the gradcheck command (grade every op's backward pass) to the command line's commands."""
+    """Add the check command (grade every op's backward pass) to the command line's commands."""
     check = commands.add_parser(
-        "gradcheck", help="grade every op's backward pass against finite differences",
+        "check", help="grade every op's backward pass against finite differences",
         description="Grade every op's backward pass (and the tape's replay) against central differences "
                     f"in float64: one line per op and input, pass when the relative error is at most "
                     f"{PASS_ERROR:.0e}, a diagnosis for a FAIL where the mistake is recognised. Exit status 0 "
