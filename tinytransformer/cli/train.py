@@ -1,124 +1,16 @@
 """`python -m tinytransformer train`: train a task's model; print, and optionally save, the result.
 
-Every option sets one field: of the task's dataclass (tasks/), of its TransformerConfig, or of
-tasks.TrainSettings. Each is declared beside its field, with its flag and help (tasks/options.py), and read from
-there; its default is the task's own. Every value is checked before training starts.
+The options come from where they are declared (train_flags.py); every value is checked before training
+starts, and so is every file the command will write (train_outputs.py).
 """
-import argparse
 import dataclasses
-import json
-import os
-import re
 import sys
-import tempfile
 
 import numpy as np
 
 from .common import BadInput, say, seed
-
-
-def declared_flags():
-    """Every option of train, read from where it is declared (tasks/options.py: option(), MODEL_OPTIONS):
-    {"task": {flag: Flag}, "model": {flag: Flag}, "training": {flag: Flag}}, and for each task flag the
-    tasks that declare it with their help: {flag: [(task name, help), ...]}."""
-    from ..tasks import TASKS, TrainSettings
-    from ..tasks.options import flags_of, model_flags
-    task_flags, declared_by = {}, {}
-    for name, task_class in TASKS.items():
-        for flag in flags_of(task_class):
-            first = task_flags.setdefault(flag.flag, flag)
-            if (first.field, first.type, first.choices) != (flag.field, flag.type, flag.choices):
-                raise TypeError(f"{flag.flag} is declared for different fields or types: {first.field} "
-                                f"({first.type.__name__}) and, in the {name} task, {flag.field} ({flag.type.__name__})")
-            declared_by.setdefault(flag.flag, []).append((name, flag.help))
-    flags = {"task": task_flags, "model": {f.flag: f for f in model_flags()},
-             "settings": {f.flag: f for f in flags_of(TrainSettings)}}
-    return flags, declared_by
-
-
-def given(args, flags):
-    """{field: value} of the options in flags ({flag: Flag}) given on the command line."""
-    return {f.field: getattr(args, f.field) for f in flags.values() if hasattr(args, f.field)}
-
-
-def as_flags(message, flags):
-    """An error message from the library, with each option's field name written as its flag (n_heads -> --heads)."""
-    for group in flags.values():
-        for flag in group.values():
-            message = re.sub(rf"(?<![\w-]){flag.field}(?!\w)", flag.flag, message)
-    return message.removeprefix("train: ")
-
-
-OUTPUT_EXTENSIONS = {"--save": (".npz",), "--json": (".json",), "--plot": (".png", ".svg", ".pdf")}
-
-
-def check_train_outputs(args, pretrained):
-    """Every file train will write must be writable before training starts (files.check_outputs): a trained
-    model is never lost to a missing folder, a taken name or a missing plotting library."""
-    from ..checkpoint import is_checkpoint
-    from ..files import OutputError, check_outputs as check
-    outputs = {flag: getattr(args, flag[2:]) for flag in OUTPUT_EXTENSIONS}
-    try:
-        check(outputs, OUTPUT_EXTENSIONS, inputs={"--pretrained": pretrained}, force=args.force,
-              is_ours={"--save": is_checkpoint, "--json": is_summary, "--plot": is_plot})
-    except OutputError as error:
-        raise BadInput(str(error)) from None
-    if args.plot:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise BadInput("--plot needs matplotlib: pip install 'tinytransformer[plot]'") from None
-
-
-def is_summary(path):
-    """True if path holds a summary train --json wrote."""
-    from ..files import json_keys
-    return {"task", "steps", "losses"} <= json_keys(path)
-
-
-def is_plot(path):
-    """True if path holds an image matplotlib wrote (it signs its PNG, SVG and PDF files)."""
-    try:
-        with open(path, "rb") as f:
-            return b"matplotlib" in f.read(4096).lower()
-    except OSError:
-        return False
-
-
-def save_or_keep(model, path, step, force=False):
-    """Save the trained model to path (replacing a file that is not a checkpoint only if force); should that
-    fail now (a full disk, a file put there during training), save it in a new temporary file instead and say
-    where. A first Ctrl-C or SIGTERM while saving waits for the file to be written."""
-    from .. import checkpoint
-    from ..files import reason as why
-    from ..train import StopSignals
-    try:
-        with StopSignals():
-            checkpoint.save_checkpoint(model, path, step=step, force=force)
-        return
-    except ValueError as error:
-        reason = error
-    except OSError as error:
-        reason = why(error) if error.errno else error
-    fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path) or "model.npz")
-    try:
-        checkpoint.save_checkpoint(model, fallback, step=step)
-    except (OSError, ValueError) as error:
-        raise BadInput(f"could not write {path} ({reason}) nor {fallback} ({error}); the model is lost") from None
-    print(f"train: could not write {path} ({reason}); the trained model is saved in {fallback}", file=sys.stderr)
-
-
-def write_summary(path, summary, force):
-    """The --json summary, written atomically (files.write_output: checked again now); a NaN or infinity is
-    written as null (JSON has neither)."""
-    from ..files import OutputError, write_output
-    summary = {key: None if isinstance(value, float) and not np.isfinite(value) else value
-               for key, value in summary.items()}
-    text = json.dumps(summary, indent=1, allow_nan=False)
-    try:
-        write_output("--json", path, lambda f: f.write(text.encode("utf-8")), is_ours=is_summary, force=force)
-    except OutputError as error:
-        raise BadInput(str(error)) from None
+from .train_flags import DefaultsHelp, add_argument, as_flags, declared_flags, given, task_help
+from .train_outputs import check_train_outputs, plot_training, save_or_keep, write_summary
 
 
 def train_command(args):
@@ -253,91 +145,6 @@ def profile_command(args, task, settings, model):
           "timed op by op by the tape: milliseconds per step, share of the step\n")
     print(profile_table(totals, step_seconds, args.profile_steps))
     return 0
-
-
-def plot_training(result, task, path, force=False):
-    """A PNG: the loss curve, and the last layer's attention on one held-out example (mean over heads):
-    cross-attention for the encoder-decoder, self-attention for GPT and BERT; the loss curve alone for a
-    task without an example to plot (its plot_example gives None).
-
-    Row t of the heatmap is the position whose query attends (for the encoder-decoder, the decoder
-    position that predicts the t-th target token).
-    """
-    from ..tools import plot
-
-    example = task.plot_example()
-    figure, axes = plot.plt.subplots(1, 1 if example is None else 2, figsize=(6 if example is None else 12, 4.5),
-                                     layout="constrained", squeeze=False)
-    plot.loss_curve(result.losses, ax=axes[0, 0], steps=range(1, len(result.losses) + 1), log_scale=True,
-                    title=f"{result.task}: training loss")
-    if example is not None:
-        inputs, key_labels, query_labels = example
-        model = result.model.eval()
-        model(*inputs)                                                  # fills each layer's .probs
-        probs_by_layer = model.attention_probs()
-        names = list(probs_by_layer)
-        last = ([name for name in names if name.endswith("cross_attn")] or names)[-1]
-        probs = probs_by_layer[last][0].mean(axis=0)                     # (h, T_q, T_k) -> (T_q, T_k)
-        plot.attention_heatmap(probs, x_labels=key_labels, y_labels=query_labels,
-                               ax=axes[0, 1], title=f"{last}, mean over heads")
-    from ..files import OutputError, write_output
-    try:
-        write_output("--plot", path, lambda f: figure.savefig(f, format=os.path.splitext(path)[1][1:].lower(), dpi=100),
-                     is_ours=is_plot, force=force)
-    except OutputError as error:
-        raise BadInput(str(error)) from None
-    finally:
-        plot.plt.close(figure)
-
-
-def per_task_defaults(field):
-    """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it."""
-    from ..nn import TransformerConfig
-    from ..tasks import CLASSROOM_MODEL, TASKS, options_of
-    model_defaults = {**{f.name: f.default for f in dataclasses.fields(TransformerConfig)
-                         if f.default is not dataclasses.MISSING}, **CLASSROOM_MODEL}     # vocab_size has none
-    groups = {}
-    for name, task_class in TASKS.items():
-        defaults = {**model_defaults, **options_of(task_class), **dataclasses.asdict(task_class.settings)}
-        if defaults.get(field) is not None:
-            groups.setdefault(str(defaults[field]), []).append(name)
-    if not groups:
-        return ""
-    if len(groups) == 1 and sum(map(len, groups.values())) == len(TASKS):
-        return f"(default: {next(iter(groups))})"
-    return "(default: " + ", ".join(f"{'/'.join(names)} {value}" for value, names in groups.items()) + ")"
-
-
-def task_help(declared):
-    """One help for a flag several tasks declare ([(task name, help), ...]): "copy/reverse: symbols per
-    sequence; text: tokens per sequence"."""
-    from ..tasks import TASKS
-    by_help = {}
-    for name, help in declared:
-        by_help.setdefault(help, []).append(name)
-    if len(by_help) == 1 and len(declared) == len(TASKS):
-        return next(iter(by_help))
-    return "; ".join(f"{'/'.join(names)}: {help}" for help, names in by_help.items())
-
-
-def add_argument(parser, flag, help):
-    """The argparse option of one Flag, its default left out (the task's own: per_task_defaults)."""
-    if flag.type is bool:
-        parser.add_argument(flag.flag, dest=flag.field, action="store_true", default=argparse.SUPPRESS, help=help)
-    else:
-        parser.add_argument(flag.flag, dest=flag.field, type=flag.type, choices=flag.choices,
-                            default=argparse.SUPPRESS, help=f"{help} {per_task_defaults(flag.field)}",
-                            metavar=None if flag.choices else flag.metavar or flag.flag[2:].upper().replace("-", "_"))
-
-
-class DefaultsHelp(argparse.ArgumentDefaultsHelpFormatter):
-    """Each option's default at the end of its help, unless the help gives it already (a task's own default)
-    or there is none to give (None; a switch's False)."""
-
-    def _get_help_string(self, action):
-        if action.default is None or action.default is False or "(default" in (action.help or ""):
-            return action.help
-        return super()._get_help_string(action)
 
 
 def add_parser(commands):
