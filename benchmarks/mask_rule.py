@@ -33,7 +33,7 @@ def pretrain_and_ask(rule, seed, checkpoints):
     from tinytransformer.train import train_step
     from tinytransformer.vocabulary import MASK, PAD
     V, T = masked_lm.vocab_size_for(N_SYMBOLS), 1 + 2 * K
-    config = tt.TransformerConfig(vocab_size=V, max_len=T + 3, d_model=32, n_heads=2, n_layers=2, d_ff=64,
+    config = tt.BERTConfig(vocab_size=V, max_len=T + 3, d_model=32, n_heads=2, n_layers=2, d_ff=64,
                                   dropout=0.0, **BERT_STYLE)
     held_out = masked_lm.make_sequences(4000, K, N_SYMBOLS, rng=7, k_min=K).ids
     held_in, held_targets = masked_lm.mask_tokens(held_out, rng=8, p=0.15, vocab_size=V)

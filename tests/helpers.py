@@ -45,11 +45,13 @@ def decoding_config(**changes):
     return tiny_config(vocab_size=13, d_model=16, n_heads=4, d_ff=24, max_len=12, **changes)
 
 
-def tiny_config(**changes):
-    """A Transformer config with small unequal sizes, float64, no dropout: for exact comparisons."""
-    fields = dict(vocab_size=7, d_model=8, n_heads=2, n_layers=2, d_ff=12, max_len=6, dropout=0.0,
-                  dtype="float64")
-    return tt.TransformerConfig(**{**fields, **changes})
+def tiny_config(family=tt.TransformerConfig, **changes):
+    """A config of the family (TransformerConfig, BERTConfig, VisionConfig) with small unequal sizes, float64,
+    no dropout: for exact comparisons."""
+    fields = dict(d_model=8, n_heads=2, n_layers=2, d_ff=12, max_len=6, dropout=0.0, dtype="float64")
+    if issubclass(family, tt.TransformerConfig):
+        fields["vocab_size"] = 7
+    return family(**{**fields, **changes})
 
 
 def analytic_gradients(model, loss_of):
@@ -118,5 +120,5 @@ def training_losses(make_model, loss_of, seed, steps=3):
 
 def tiny_bert(**changes):
     """A tiny BERT (tiny_config) for 4 symbols and halves of up to 4: BERT_STYLE's learned positions and GELU."""
-    return tt.nn.BERT(tiny_config(vocab_size=masked_lm.vocab_size_for(4), max_len=9, positions="learned",
+    return tt.nn.BERT(tiny_config(tt.BERTConfig, vocab_size=masked_lm.vocab_size_for(4), max_len=9, positions="learned",
                                   activation="gelu", **changes), rng=0)

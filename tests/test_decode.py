@@ -350,6 +350,6 @@ def test_gpt_bad_arguments():
 
 
 def test_bert_does_not_generate():
-    bert = tt.nn.BERT(TransformerConfig(vocab_size=13, d_model=16, n_heads=4), rng=0)
+    bert = tt.nn.BERT(tt.BERTConfig(vocab_size=13, d_model=16, n_heads=4), rng=0)
     with pytest.raises(TypeError, match="greedy: a BERT does not generate"):
         decode.greedy(bert, PROMPT, 3)

@@ -23,7 +23,7 @@ def classification_loss(model):
 
 
 def config(**changes):
-    return tiny_config(**{"positions": "learned", "n_classes": 3, **changes})
+    return tiny_config(tt.BERTConfig, **{"positions": "learned", "n_classes": 3, **changes})
 
 
 @pytest.mark.parametrize("loss_of", [mlm_loss, classification_loss], ids=["masked-LM", "classify"])
@@ -108,9 +108,9 @@ def test_bad_input_gives_clear_errors():
     with pytest.raises(ValueError, match="BERT: ids has 7 positions but max_len is 6"):
         model(np.full((1, 7), 3))
     with pytest.raises(ValueError, match=r"BERT.classify: this model has no classification head.*n_classes"):
-        BERT(tiny_config(), rng=0).classify(IDS)
+        BERT(tiny_config(tt.BERTConfig), rng=0).classify(IDS)
     with pytest.raises(ValueError, match="n_classes must be a positive integer"):
-        tiny_config(n_classes=0)
+        tiny_config(tt.BERTConfig, n_classes=0)
     with pytest.raises(ValueError, match=r"pad_id must be a token id in \[0, vocab_size=7\)"):
         tiny_config(pad_id=7)
 
@@ -128,7 +128,7 @@ def test_same_seed_same_losses_with_dropout():
 @pytest.mark.parametrize("n_classes", [2, 3, None])
 def test_classifier_from_copies_every_weight_but_the_cls_head(pretrained_head, n_classes):
     """Weights equal after transfer; a pretrained [CLS] head (another question) is never carried over."""
-    pretrained = BERT(tiny_config(positions="learned", n_classes=pretrained_head), rng=1)
+    pretrained = BERT(tiny_config(tt.BERTConfig, positions="learned", n_classes=pretrained_head), rng=1)
     model = tt.nn.classifier_from(pretrained, n_classes, rng=2, dropout=0.1)
     assert model.config.n_classes == n_classes and model.config.dropout == 0.1
     mine = dict(pretrained.named_parameters())

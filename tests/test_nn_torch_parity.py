@@ -142,7 +142,7 @@ def test_gpt_equals_torch(norm_first, positions, tie_embeddings, activation, rng
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
 @pytest.mark.parametrize("head", ["masked-LM", "classify"])
 def test_bert_with_pad_equals_torch(norm_first, head, rng):
-    bert = BERT(tiny_config(norm_first=norm_first, positions="learned", activation="gelu", n_classes=3), rng=0)
+    bert = BERT(tiny_config(tt.BERTConfig, norm_first=norm_first, positions="learned", activation="gelu", n_classes=3), rng=0)
     reference = Reference(bert)
     if head == "masked-LM":
         compare(bert, reference, lambda: bert(IDS), lambda: reference.logits(reference.hidden(IDS, causal=False)),

@@ -1,4 +1,6 @@
 """The whole Transformer: gradients against finite differences, masks, determinism, bad input."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -146,9 +148,29 @@ def test_train_and_eval_mode_toggle_dropout():
 
 @pytest.mark.parametrize("model_class", [tt.nn.Transformer, tt.nn.GPT, tt.nn.BERT])
 def test_a_model_built_without_a_seed_is_seed_0_the_same_weights_every_time(model_class):
-    config = tiny_config()
+    config = tiny_config(model_class.config_class)
     first, second, seeded = model_class(config), model_class(config), model_class(config, rng=0)
     for a, b, c in zip(first.parameters(), second.parameters(), seeded.parameters()):
         np.testing.assert_array_equal(a.data, b.data)
         np.testing.assert_array_equal(a.data, c.data)
     assert not np.array_equal(first.embed.table.data, model_class(config, rng=1).embed.table.data)
+
+
+@pytest.mark.parametrize("model_class, wrong", [(tt.nn.Transformer, tt.VisionConfig), (tt.nn.GPT, tt.VisionConfig),
+                                                (tt.nn.BERT, tt.TransformerConfig),
+                                                (tt.nn.VisionTransformer, tt.TransformerConfig)])
+def test_each_model_takes_its_own_family_config_and_refuses_another_in_one_line(model_class, wrong):
+    family = model_class.config_class.__name__
+    extra = dict(patch_pixels=5, n_classes=3) if wrong is tt.VisionConfig else {}
+    with pytest.raises(TypeError, match=rf"^{model_class.__name__}: config must be a {family}, got {wrong.__name__}$"):
+        model_class(tiny_config(wrong, **extra))
+
+
+def test_the_families_share_the_block_fields_and_only_their_own_extras():
+    shared = {f.name for f in dataclasses.fields(tt.ModelConfig)}
+    assert {f.name for f in dataclasses.fields(tt.TransformerConfig)} - shared == {"vocab_size", "tie_embeddings",
+                                                                                    "pad_id"}
+    assert {f.name for f in dataclasses.fields(tt.BERTConfig)} - shared == {"vocab_size", "tie_embeddings",
+                                                                             "pad_id", "n_classes"}
+    assert {f.name for f in dataclasses.fields(tt.VisionConfig)} - shared == {"patch_pixels", "n_classes"}
+    assert tt.TransformerConfig(11).vocab_size == 11                  # the vocabulary: the one positional field

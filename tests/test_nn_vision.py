@@ -12,7 +12,7 @@ LABELS = np.array([0, 2, 1])
 
 
 def config(**changes):
-    return tiny_config(vocab_size=1, max_len=5, n_classes=3, patch_pixels=5, positions="learned",
+    return tiny_config(tt.VisionConfig, max_len=5, n_classes=3, patch_pixels=5, positions="learned",
                        activation="gelu", **changes)
 
 
@@ -52,9 +52,11 @@ def test_bad_patches_get_one_clear_line(patches, message):
         VisionTransformer(config(), rng=0)(patches)
 
 
-def test_a_config_without_patch_pixels_is_refused():
-    with pytest.raises(ValueError, match="needs patch_pixels"):
-        VisionTransformer(tiny_config(n_classes=3), rng=0)
+def test_a_config_of_another_family_is_refused():
+    with pytest.raises(TypeError, match="VisionTransformer: config must be a VisionConfig, got BERTConfig"):
+        VisionTransformer(tiny_config(tt.BERTConfig, n_classes=3), rng=0)
+    with pytest.raises(TypeError, match="patch_pixels"):
+        tt.VisionConfig(n_classes=3)                                       # a vision config needs its patches
 
 
 def test_saved_and_loaded_it_answers_the_same(tmp_path):

@@ -761,8 +761,8 @@ def test_mask_frequencies_in_notebook_12():
 
 def test_what_each_position_sees_in_notebook_12():
     # structurally, before any training: BERT's position 4 depends on token 5, GPT's never does
-    config = tt.TransformerConfig(vocab_size=13, d_model=16, n_heads=2, n_layers=2, d_ff=32, max_len=12,
-                                  dropout=0.0, positions="learned", activation="gelu")
+    config = tt.BERTConfig(vocab_size=13, d_model=16, n_heads=2, n_layers=2, d_ff=32, max_len=12,   # GPT takes it too
+                           dropout=0.0, positions="learned", activation="gelu")
     ids = np.random.default_rng(0).integers(5, 13, size=(1, 9))
     changed = ids.copy()
     changed[0, 5] = 5 + (ids[0, 5] - 5 + 1) % 8

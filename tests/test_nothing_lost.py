@@ -371,9 +371,9 @@ def test_case_13_an_edition_inside_the_project_is_refused(capsys):
 
 
 def test_case_8_the_check_counts_no_embedding_for_a_vision_transformer(tmp_path):
-    """A VisionTransformer's config leaves vocab_size unused: any value loads."""
-    config = tt.nn.TransformerConfig(vocab_size=10**6, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_len=5,
-                                     n_classes=3, patch_pixels=5, positions="learned")
+    """A VisionTransformer's config has no vocabulary: the check counts no token embedding for it."""
+    config = tt.nn.VisionConfig(d_model=8, n_heads=2, n_layers=1, d_ff=8, max_len=5, n_classes=3, patch_pixels=5,
+                                positions="learned")
     save_checkpoint(tt.nn.VisionTransformer(config, rng=0), tmp_path / "vit.npz")
     assert type(load_checkpoint(tmp_path / "vit.npz")) is tt.nn.VisionTransformer
 

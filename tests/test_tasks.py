@@ -54,6 +54,9 @@ def test_train_refuses_a_config_or_model_that_does_not_fit_the_task(small_tasks)
         train(None, addition_task, model=tt.nn.BERT(small_tasks["mlm"].config(**TINY)), progress=False)
     with pytest.raises(ValueError, match="does not fit the classify task; it needs n_classes=2"):
         train(small_tasks["mlm"].config(**TINY), small_tasks["classify"], progress=False)
+    with pytest.raises(TypeError, match="the classify task trains a BERT, whose config is a BERTConfig; got a "
+                                        "TransformerConfig"):
+        train(small_tasks["addition"].config(**TINY), small_tasks["classify"], progress=False)
     with pytest.raises(ValueError, match="train: task must be a task object or one of .'copy', 'reverse'"):
         train(None, "no-such-task", progress=False)
     with pytest.raises(TypeError, match="train: unknown option digit; the settings are steps, batch_size"):

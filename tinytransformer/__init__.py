@@ -11,7 +11,7 @@ from . import decode, metrics, optim, tasks, train
 from .checkpoint import load_checkpoint, save_checkpoint
 from .gradcheck import GradcheckError, elementwise_relative_error, gradcheck, numerical_gradient, relative_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions
-from .nn import TransformerConfig
+from .nn import BERTConfig, ModelConfig, TransformerConfig, VisionConfig
 from .tools.speed_settings import use_speed_settings
 from .tensor import Tape, Tensor
 from .vocabulary import BOS, EOS, PAD

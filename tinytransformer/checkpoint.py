@@ -1,12 +1,10 @@
-"""Save a model (Transformer, GPT or BERT) to one .npz file and load it back.
+"""Save a model (Transformer, GPT, BERT or the vision encoder) to one .npz file and load it back.
 
 The file holds one array per named parameter ("embed.table",
 "encoder.0.self_attn.W_q.W", ...), under the key "config" the
-TransformerConfig as a JSON string, under "model" the class's name, and
+model's config (its family's: nn/config.py) as a JSON string, under "model" the class's name, and
 under "step" the training step it was saved at (if the trainer said).
-Files written before models had a name hold a Transformer; files written
-before a config field existed get that field's default; GPT files from before
-its stack was called `layers` (it was `decoder`) are read under the new names. It is read with allow_pickle=False, so
+It is read with allow_pickle=False, so
 loading a file can never run code. Anything that does not fit — no file, a
 damaged file, a missing, extra or mis-shaped parameter, a config that does
 not describe the parameters — is a clear error, never a half-loaded model.
@@ -31,7 +29,7 @@ import numpy as np
 
 from .files import atomic_write, check_output, kind_of
 from .memory import check_fits, parameter_floor
-from .nn import MODELS, TransformerConfig
+from .nn import MODELS
 
 CONFIG_KEY, MODEL_KEY, STEP_KEY = "config", "model", "step"
 # what reading a damaged entry of a zip archive can raise
@@ -100,7 +98,7 @@ def load_checkpoint(path):
             raise ValueError(f"load_checkpoint: {path} has no {missing_keys[0]!r} entry; "
                              "it is not a tinytransformer checkpoint")
         model_class = read_model_class(read_small(archive, entries, MODEL_KEY, path), path)
-        config = read_config(read_small(archive, entries, CONFIG_KEY, path), path)
+        config = read_config(read_small(archive, entries, CONFIG_KEY, path), model_class.config_class, path)
         headers = {name: entry for name, entry in entries.items()
                    if name not in (CONFIG_KEY, MODEL_KEY, STEP_KEY)}
         check_config_fits(config, {name: entry.shape for name, entry in headers.items()}, path)
@@ -209,8 +207,9 @@ def read_small(archive, entries, name, path):
     return read_entry(archive, entries, name, path)
 
 
-def read_config(entry, path):
-    """The JSON string saved under "config" -> a TransformerConfig (which checks its own values).
+def read_config(entry, config_class, path):
+    """The JSON string saved under "config" -> a config_class, the model family's config (it checks its
+    own values).
 
     A config is one flat object of a few hundred characters: a longer text, or one nested too deep for
     Python's parser, is refused as invalid."""
@@ -222,7 +221,7 @@ def read_config(entry, path):
         fields = json.loads(text)
         if not isinstance(fields, dict):
             raise ValueError(f"expected a JSON object, got {type(fields).__name__}")
-        return TransformerConfig(**fields)
+        return config_class(**fields)
     except RecursionError:
         raise ValueError(f"load_checkpoint: {path} has an invalid config (nested too deep)") from None
     except (json.JSONDecodeError, TypeError, ValueError) as error:

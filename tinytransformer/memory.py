@@ -32,16 +32,18 @@ def check_fits(n_bytes, what, who):
 
 def parameter_floor(config, embeds_tokens=True):
     """A lower bound on the parameters any model of config has: in each layer the four attention
-    projections and the two feed-forward matrices, and the token embedding (embeds_tokens: not a
-    VisionTransformer, whose config's vocab_size is unused)."""
+    projections and the two feed-forward matrices, and the token embedding (embeds_tokens: a config with a
+    vocab_size; the vision encoder's has none)."""
     d = config.d_model
-    return config.vocab_size * d * embeds_tokens + config.n_layers * (4 * d * d + 2 * d * config.d_ff)
+    vocabulary = getattr(config, "vocab_size", 0) if embeds_tokens else 0
+    return vocabulary * d + config.n_layers * (4 * d * d + 2 * d * config.d_ff)
 
 
 def training_floor(config, batch_size):
     """A lower bound on the bytes one training step of a model of config needs (float64): the parameters with
     their gradients and Adam's two moments, and one layer's worth per layer of what backward keeps (attention
-    scores and probabilities, the feed-forward hidden layer, a few (B, T, d_model) arrays), and the logits."""
+    scores and probabilities, the feed-forward hidden layer, a few (B, T, d_model) arrays), and the logits over
+    a vocabulary."""
     B, T, d = batch_size, config.max_len, config.d_model
     per_layer = 2 * B * config.n_heads * T * T + 2 * B * T * config.d_ff + 8 * B * T * d
-    return 8 * (4 * parameter_floor(config) + config.n_layers * per_layer + 3 * B * T * config.vocab_size)
+    return 8 * (4 * parameter_floor(config) + config.n_layers * per_layer + 3 * B * T * getattr(config, "vocab_size", 0))

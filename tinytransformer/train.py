@@ -141,7 +141,7 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
 
     task: a task object (tasks/) or a task's name, a key of tasks.TASKS ("copy", "reverse", ...; its
     held-out data drawn from seed + EVAL_SEED_OFFSET).
-    config: a TransformerConfig with room for the task; None gives task.config(), the classroom model.
+    config: a config of the task's model family with room for the task; None gives task.config(), the classroom model.
     model: train this model instead of a new one (fine-tuning); then config may be None.
     options: for a task given by name, its own options (seq_len, n_symbols, ...), and for every
     task the training settings, each the task's own unless given (tasks/task.py's TrainSettings:

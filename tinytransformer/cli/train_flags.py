@@ -1,6 +1,6 @@
 """The train command's options, read from where each is declared (tasks/options.py), and their help.
 
-Every option sets one field: of the task's dataclass (tasks/), of its TransformerConfig, or of
+Every option sets one field: of the task's dataclass (tasks/), of its model's config, or of
 tasks.TrainSettings. Each is declared beside its field with its flag and help; its default is the task's
 own, and the help lists each task's default. A library error names a field; as_flags names its flag.
 """
@@ -53,13 +53,13 @@ def add_argument(parser, flag, help):
 
 def per_task_defaults(field):
     """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it."""
-    from ..nn import TransformerConfig
     from ..tasks import CLASSROOM_MODEL, TASKS, options_of
-    model_defaults = {**{f.name: f.default for f in dataclasses.fields(TransformerConfig)
-                         if f.default is not dataclasses.MISSING}, **CLASSROOM_MODEL}     # vocab_size has none
     groups = {}
     for name, task_class in TASKS.items():
-        defaults = {**model_defaults, **options_of(task_class), **dataclasses.asdict(task_class.settings)}
+        model_defaults = {f.name: f.default for f in dataclasses.fields(task_class.model_class.config_class)
+                          if f.default is not dataclasses.MISSING}                    # vocab_size has none
+        defaults = {**model_defaults, **CLASSROOM_MODEL, **options_of(task_class),
+                    **dataclasses.asdict(task_class.settings)}
         if defaults.get(field) is not None:
             groups.setdefault(str(defaults[field]), []).append(name)
     if not groups:

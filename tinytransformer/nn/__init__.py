@@ -3,7 +3,8 @@
 Shapes: B batch, T time (T_src for the source, T_tgt for the target),
 V vocabulary, h heads, d_k = d_model / h.
 
-    config.py       TransformerConfig: sizes and switches of every model
+    config.py       ModelConfig: the sizes and switches every model shares; each family's config: TransformerConfig
+                    (the encoder-decoder, GPT), BERTConfig (+ the [CLS] head), VisionConfig (patches, classes)
     module.py       Module: parameters, sub-layers, train/eval mode; inference(model): eval mode, no tape
     layers.py       Linear, Embedding, Sinusoidal/LearnedPositions, LayerNorm, RMSNorm, Dropout, FeedForward, SwiGLU
     attention.py    MultiHeadAttention: project, split into heads, (rotate q and k: rope,) attend, merge
@@ -19,7 +20,7 @@ from .attention import MultiHeadAttention
 from .bert import BERT, classifier_from, transfer_weights
 from .blocks import DecoderLayer, SelfAttentionLayer, residual
 from .cache import KeysValues, KVCache, LayerCache
-from .config import TransformerConfig
+from .config import BERTConfig, ModelConfig, TransformerConfig, VisionConfig
 from .gpt import GPT
 from .layers import (ACTIVATIONS, Dropout, Embedding, FeedForward, LayerNorm, LearnedPositions, Linear, RMSNorm,
                      SinusoidalPositions, SwiGLU, swiglu_d_ff)

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import functional as F
 from .blocks import SelfAttentionLayer
+from .config import BERTConfig
 from .layers import Linear
 from .model import Model
 
@@ -19,10 +20,11 @@ class BERT(Model):
     the default, as BERT does). PAD positions (config.pad_id) are masked out of
     attention as keys, so padding a row never changes its real positions; a
     row with no real token is an error. BERT is post-LN with learned
-    positions: TransformerConfig(positions="learned", activation="gelu").
+    positions: BERTConfig(positions="learned", activation="gelu").
     The classification head is one Linear (d_model -> n_classes) on the final
     hidden vector of position 0, built when config.n_classes is set.
     """
+    config_class = BERTConfig
 
     def __init__(self, config, rng=0):
         rng, dropout_rng = self.build_embeddings(config, rng)
@@ -48,7 +50,7 @@ class BERT(Model):
         """ids (B, T), each row starting with [CLS] -> class logits (B, n_classes)."""
         if self.classifier is None:
             raise ValueError("BERT.classify: this model has no classification head; build it with "
-                             "TransformerConfig(n_classes=...)")
+                             "BERTConfig(n_classes=...)")
         return self.classifier(self.first_position(self.encode(ids)))    # (B, n_classes)
 
     @staticmethod

@@ -12,7 +12,7 @@ import numpy as np
 from .. import functional as F
 from ..ops.checks import check_ids
 from .attention import MultiHeadAttention
-from .config import TransformerConfig
+from .config import ModelConfig, TransformerConfig
 from .layers import Dropout, Embedding, LearnedPositions, Linear, SinusoidalPositions, make_norm
 from .module import Module
 
@@ -20,15 +20,20 @@ from .module import Module
 class Model(Module):
     """The base of every model (Transformer, GPT, BERT, the vision encoder); a subclass builds its stacks
     between build_embeddings() and build_output()."""
+    config_class = TransformerConfig     # the config of the model's family (BERT: BERTConfig; vision: VisionConfig)
+
+    def check_config(self, config):
+        """config must be the config of the model's family: one line naming both, else."""
+        if not isinstance(config, self.config_class):
+            raise TypeError(f"{type(self).__name__}: config must be a {self.config_class.__name__}, got "
+                            f"{type(config).__name__ if isinstance(config, ModelConfig) else repr(config)}")
 
     def build_embeddings(self, config, rng):
         """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks.
 
         rng: a seed or an np.random.Generator (every model defaults to seed 0: same seed, same weights).
         """
-        name = type(self).__name__
-        if not isinstance(config, TransformerConfig):
-            raise TypeError(f"{name}: config must be a TransformerConfig, got {type(config).__name__}")
+        self.check_config(config)
         rng = np.random.default_rng(rng)
         c = self.config = config
         dropout_rng = np.random.default_rng(rng.integers(2 ** 63))   # its own stream, from the same seed

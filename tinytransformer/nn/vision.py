@@ -11,13 +11,14 @@ class vector's final state, through one Linear, gives the class logits.
 Nothing in the encoder knows it reads an image: the only image-specific parts
 are the patching (tasks/digits.py) and the first Linear.
 
-The config says the sizes: patch_pixels = P, max_len = N + 1 (the class
-position), n_classes; vocab_size is not used (no token ids), and 1 will do.
+Its config is a VisionConfig: the block's sizes, patch_pixels = P, max_len = N + 1
+(the class position) and n_classes; no vocabulary (no token ids).
 """
 import numpy as np
 
 from .. import functional as F
 from .bert import BERT
+from .config import VisionConfig
 from .blocks import SelfAttentionLayer
 from .layers import Dropout, LearnedPositions, Linear
 from .model import Model
@@ -26,12 +27,11 @@ from .module import parameter
 
 class VisionTransformer(Model):
     """Patches in, class logits out: a Linear patch embedding, a class vector, learned positions, an encoder."""
+    config_class = VisionConfig
 
     def __init__(self, config, rng=0):
+        self.check_config(config)
         c = self.config = config
-        if c.patch_pixels is None or c.n_classes is None:
-            raise ValueError("VisionTransformer: the config needs patch_pixels (numbers per patch) and n_classes, "
-                             f"got patch_pixels={c.patch_pixels}, n_classes={c.n_classes}")
         rng = np.random.default_rng(rng)
         dropout_rng = np.random.default_rng(rng.integers(2 ** 63))   # its own stream, from the same seed
         self.patch_embedding = Linear(c.patch_pixels, c.d_model, rng, dtype=c.dtype)

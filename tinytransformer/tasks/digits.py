@@ -83,7 +83,7 @@ class DigitsTask(Task):
 
     def room(self):
         n_patches = (IMAGE_SIZE // self.patch_size) ** 2
-        return dict(vocab_size=1, max_len=n_patches + 1, n_classes=N_CLASSES, patch_pixels=self.patch_size ** 2)
+        return dict(max_len=n_patches + 1, n_classes=N_CLASSES, patch_pixels=self.patch_size ** 2)
 
     def check(self, config):
         super().check(config)

@@ -6,7 +6,7 @@ may set is declared with option(), which gives its default, its flag and its hel
     digits: int = option(2, "--digits", "digits of each number")
 
 The training loop's settings (task.py's TrainSettings) are declared the same way,
-and the model's sizes in MODEL_OPTIONS below (TransformerConfig's fields, nn/config.py).
+and the model's sizes in MODEL_OPTIONS below (fields of nn/config.py's ModelConfig).
 `python -m tinytransformer train` builds its options from these (cli/train.py):
 the flag's type is the field's type (a bool is a switch), its default the task's own.
 
@@ -21,9 +21,9 @@ import dataclasses
 import typing
 from typing import NamedTuple
 
-from ..nn import TransformerConfig
+from ..nn import ModelConfig
 
-# The model's sizes the command line sets: TransformerConfig's field -> (flag, help)
+# The model's sizes the command line sets: a field every family shares (ModelConfig) -> (flag, help)
 MODEL_OPTIONS = {
     "d_model": ("--d-model", "width of every token vector"),
     "n_heads": ("--heads", "attention heads (n_heads)"),
@@ -64,6 +64,6 @@ def flags_of(cls):
 
 
 def model_flags():
-    """The Flags of MODEL_OPTIONS, typed by TransformerConfig's fields."""
-    types = typing.get_type_hints(TransformerConfig)
+    """The Flags of MODEL_OPTIONS, typed by ModelConfig's fields."""
+    types = typing.get_type_hints(ModelConfig)
     return [Flag(flag, name, help, value_type(types[name]), None, None) for name, (flag, help) in MODEL_OPTIONS.items()]

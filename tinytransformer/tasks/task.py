@@ -152,19 +152,24 @@ class Task(abc.ABC):
         return None
 
     def config(self, **changes):
-        """The classroom model for this task, a TransformerConfig; changes override (d_model=32, ...)."""
-        return TransformerConfig(**{**CLASSROOM_MODEL, **self.model_style, **self.room(), **changes})
+        """The classroom model for this task, a config of its model's family; changes override (d_model=32, ...)."""
+        return self.model_class.config_class(**{**CLASSROOM_MODEL, **self.model_style, **self.room(), **changes})
 
     def check(self, config):
         """config must have room for the task: at least the vocabulary and positions config() gives it."""
         room = self.room()
-        short = [f"{name} >= {room[name]}" for name in ("vocab_size", "max_len") if getattr(config, name) < room[name]]
-        if config.n_classes != room.get("n_classes"):
+        if not isinstance(config, self.model_class.config_class):
+            raise TypeError(f"train: the {self.name} task trains a {self.model_class.__name__}, whose config is a "
+                            f"{self.model_class.config_class.__name__}; got a {type(config).__name__}")
+        sizes = [name for name in ("vocab_size", "max_len") if name in room]
+        short = [f"{name} >= {room[name]}" for name in sizes if getattr(config, name) < room[name]]
+        n_classes = getattr(config, "n_classes", None)
+        if n_classes != room.get("n_classes"):
             short.append(f"n_classes={room.get('n_classes')}")
         if short:
-            raise ValueError(f"train: the config (vocab_size={config.vocab_size}, max_len={config.max_len}, "
-                             f"n_classes={config.n_classes}) does not fit the {self.name} task; it needs "
-                             + ", ".join(short))
+            given = ", ".join(f"{name}={getattr(config, name)}" for name in sizes)
+            raise ValueError(f"train: the config ({given}, n_classes={n_classes}) does not fit the {self.name} "
+                             "task; it needs " + ", ".join(short))
 
     def new_model(self, config, rng):
         """A fresh model of the class the task trains, on config, its weights drawn from rng."""
