@@ -111,6 +111,17 @@ def bleu_statistics(hypotheses, references):
     return matched, total, c, r
 
 
+def smoothing_value(smoothing, smooth_value):
+    """The value smoothing uses (smooth_value, or SMOOTHING's default); one clear line for a method or a value
+    that is not one."""
+    if smoothing not in SMOOTHING:
+        raise ValueError(f"bleu: smoothing must be one of {', '.join(SMOOTHING)}, got {smoothing!r}")
+    if smooth_value is not None and not (isinstance(smooth_value, (int, float)) and smooth_value > 0):
+        raise ValueError(f"bleu: smooth_value must be a number > 0 (None: {SMOOTHING[smoothing]} for "
+                         f"{smoothing!r}), got {smooth_value!r}")
+    return SMOOTHING[smoothing] if smooth_value is None else smooth_value
+
+
 def bleu_score(matched, total, c, r, smoothing="exp", smooth_value=None, effective_order=False):
     """BLEU, 0 to 100, from bleu_statistics' counts, smoothed by one of SMOOTHING (smooth_value: its value
     for "floor" and "add-k", None for SMOOTHING's). No match of any order gives 0, smoothed or not.
@@ -118,12 +129,7 @@ def bleu_score(matched, total, c, r, smoothing="exp", smooth_value=None, effecti
     effective_order: the geometric mean runs only over the orders the hypotheses have at all (a sentence of
     2 words has no 3-gram: BLEU over p_1, p_2); without it such an order is a p_n of 0, and BLEU 0.
     """
-    if smoothing not in SMOOTHING:
-        raise ValueError(f"bleu: smoothing must be one of {', '.join(SMOOTHING)}, got {smoothing!r}")
-    if smooth_value is not None and not (isinstance(smooth_value, (int, float)) and smooth_value > 0):
-        raise ValueError(f"bleu: smooth_value must be a number > 0 (None: {SMOOTHING[smoothing]} for "
-                         f"{smoothing!r}), got {smooth_value!r}")
-    value = SMOOTHING[smoothing] if smooth_value is None else smooth_value
+    value = smoothing_value(smoothing, smooth_value)
     if not any(matched):
         return 0.0
     precisions, halvings = [], 0
@@ -150,6 +156,7 @@ def bleu(hypotheses, references, smoothing="exp", smooth_value=None, effective_o
     """Corpus BLEU, 0 to 100, as sacrebleu's corpus_bleu(hypotheses, [references]) (or [refs_1, refs_2, ...])
     with its defaults: "exp" smoothing, all 4 orders. references: a list of strings, or a list of such
     lists; the other arguments as bleu_score's."""
+    smoothing_value(smoothing, smooth_value)                     # checked before the corpus is counted
     return bleu_score(*bleu_statistics(hypotheses, references), smoothing, smooth_value, effective_order)
 
 
