@@ -109,6 +109,7 @@ def test_punctuation_is_split_off_before_the_words_are_looked_up(trained, capsys
 def test_the_words_the_model_reads():
     assert model_words("The dog, the cat.", None) == ("the dog the cat", None)
     assert model_words('"The dog" doesn\'t sleep; (now)!', None) == ("the dog does not sleep now", None)
+    assert model_words("The dog doesn\u2019t sleep.", None) == ("the dog does not sleep", None)
     assert model_words("The dog has forty-two balls.", None) == ("the dog has forty two balls", None)
     assert model_words("The dog has forty-two balls.", 5) == (
         None, "a sentence of 6 words is longer than the model reads (max_len 5)")

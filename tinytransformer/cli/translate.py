@@ -93,7 +93,7 @@ def model_words(sentence, max_len):
     "The dog, it's big." -> "the dog it's big": punctuation split off, the marks the vocabulary lacks left out."""
     from ..tasks.translation import VOCABULARY, english_tokens
 
-    spaced = PUNCTUATION.sub(r" \1 ", sentence.lower())
+    spaced = PUNCTUATION.sub(r" \1 ", sentence.lower().replace("\u2019", "'"))       # a typographic apostrophe too
     for short, long in NEGATIONS.items():
         spaced = spaced.replace(short, long)
     words = [word for word in english_tokens(spaced) if not PUNCTUATION.fullmatch(word) or word in VOCABULARY.english]
