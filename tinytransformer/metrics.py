@@ -126,6 +126,9 @@ def bleu_score(matched, total, c, r, smoothing="exp", smooth_value=None, effecti
     """BLEU, 0 to 100, from bleu_statistics' counts, smoothed by one of SMOOTHING (smooth_value: its value
     for "floor" and "add-k", None for SMOOTHING's). No match of any order gives 0, smoothed or not.
 
+        BLEU = 100 * BP * exp(mean of log p_n over the orders),  p_n = matched_n / total_n (smoothed if 0)
+        BP   = 1 if c >= r else exp(1 - r / c)
+
     effective_order: the geometric mean runs only over the orders the hypotheses have at all (a sentence of
     2 words has no 3-gram: BLEU over p_1, p_2); without it such an order is a p_n of 0, and BLEU 0.
     """
