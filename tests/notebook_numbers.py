@@ -84,6 +84,10 @@ SOURCED = {
     },
     "15": {
         "15": "the notebook's own number, in its title",
+        "0.1": "sacrebleu's default value for 'floor' smoothing (Chen and Cherry, 2014; tt.metrics.SMOOTHING)",
+        "1.8": "Post (2018), 'A Call for Clarity in Reporting BLEU Scores': differences as high as 1.8 BLEU",
+        "2018": "Post (2018), 'A Call for Clarity in Reporting BLEU Scores', which introduced sacrebleu",
+        "32000": "the paper, section 5.1: EN-FR in a 32000 word-piece vocabulary; the slides: '32000 unique words'",
     },
     "16": {
         "1.3": "Dosovitskiy et al. (2021), ViT, section 4.1: ImageNet, 1.3 million images",

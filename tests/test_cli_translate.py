@@ -5,7 +5,8 @@ import json
 import pytest
 
 from tinytransformer.__main__ import main
-from tinytransformer.tasks.translation import TranslationTask
+from tinytransformer.cli.translate import closest_words, edit_distance, model_words
+from tinytransformer.tasks.translation import VOCABULARY, TranslationTask
 
 SMALL = ["--d-model", "32", "--d-ff", "64", "--layers", "1", "--steps", "150", "--eval-every", "0"]
 
@@ -55,8 +56,14 @@ def test_translate_reads_standard_input_and_beam_search(trained, capsys, monkeyp
 
 @pytest.mark.parametrize("arguments, message", [
     (["--beam", "0", "The dog sleeps."], "--beam must be a width >= 1 (1 is greedy), got 0"),
-    (["The purple dog sleeps."], "sentence 1: 'purple' is not in the vocabulary; it knows 105 English words"),
+    (["The purple dog sleeps."], "sentence 1: 'purple' (no known word is close) is not in the vocabulary of "
+                                 f"{len(VOCABULARY.english)} English words"),
+    (["The dgo sleeps."], "sentence 1: 'dgo' (closest: dog"),
+    (["The dgo sleps, the kat."], "sentence 1: " + ", ".join(f"{word!r} ({closest_words(word, VOCABULARY.english)})"
+                                                             for word in ("dgo", "sleps", "kat"))
+     + " are not in the vocabulary"),
     (["The dog sleeps.", ""], "sentence 2: the sentence is empty"),
+    (["The dog sleeps.", " , . !"], "sentence 2: the sentence is empty"),
 ])
 def test_bad_input_gets_one_line_before_any_work(arguments, message, tmp_path, capsys):
     missing = tmp_path / "never-read.npz"                        # never opened: the sentences fail first
@@ -84,6 +91,54 @@ def test_a_sentence_longer_than_the_model_reads_gets_one_line(trained, capsys):
     capsys.readouterr()
     assert main(["translate", "--load", str(model), "the dog sees the cat and " * 6 + "the dog"]) == 2
     err = capsys.readouterr().err
-    assert "'and' is not in the vocabulary" in err                     # the words are checked first
+    assert "'and' (" in err and "is not in the vocabulary" in err      # the words are checked first
     assert main(["translate", "--load", str(model), "The old dog sees the old cat " * 4]) == 2
     assert "a sentence of 28 words is longer than the model reads (max_len 27)" in capsys.readouterr().err
+
+
+def test_punctuation_is_split_off_before_the_words_are_looked_up(trained, capsys):
+    model, report = trained
+    source, output = report["examples"][0]["source"], report["examples"][0]["output"]
+    words = source.rstrip(".").split()
+    punctuated = f'"{words[0]}, {" ".join(words[1:-1])}; ({words[-1]})!"'      # "The, old cat ...; (apple)!"
+    capsys.readouterr()
+    assert main(["translate", "--load", str(model), source, punctuated]) == 0
+    assert capsys.readouterr().out.splitlines() == [output, output]
+
+
+def test_the_words_the_model_reads():
+    assert model_words("The dog, the cat.", None) == ("the dog the cat", None)
+    assert model_words('"The dog" doesn\'t sleep; (now)!', None) == ("the dog does not sleep now", None)
+    assert model_words("The dog doesn\u2019t sleep.", None) == ("the dog does not sleep", None)
+    assert model_words("The dog has forty-two balls.", None) == ("the dog has forty two balls", None)
+    assert model_words("The dog has forty-two balls.", 5) == (
+        None, "a sentence of 6 words is longer than the model reads (max_len 5)")
+
+
+def test_edit_distance_and_the_closest_words():
+    assert edit_distance("kitten", "sitting") == 3 and edit_distance("", "abc") == edit_distance("abc", "") == 3
+    assert edit_distance("dgo", "dog") == 1 and edit_distance("ab", "ba") == 1 and edit_distance("dog", "dog") == 0
+    assert edit_distance("ca", "abc") == 3                        # a swap is of two neighbours, never edited again
+    known = {"dog", "do", "dogs", "cat", "cats", "children"}
+    assert closest_words("dgo", known) == "closest: dog, do"      # distance 1 each, the same length first
+    assert closest_words("catz", known) == "closest: cats, cat"   # a third of 4 letters: 1 edit at most
+    assert closest_words("catsss", known) == "closest: cats"      # 2 edits for 6 letters: not "cat" (3)
+    assert closest_words("purple", known) == "" and closest_words("childs", known) == ""
+
+
+def test_a_bad_line_of_standard_input_is_named_and_the_rest_translated(trained, capsys, monkeypatch):
+    model, report = trained
+    sources = [e["source"] for e in report["examples"][:3]]
+    lines = [sources[0], "The dgo sleeps.", sources[1], "", sources[2]]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    capsys.readouterr()
+    assert main(["translate", "--load", str(model)]) == 1                    # some lines failed
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [report["examples"][0]["output"], "", report["examples"][1]["output"], "",
+                                report["examples"][2]["output"]]               # aligned with the input
+    assert err.splitlines() == [
+        "python -m tinytransformer translate: line 2 of standard input: 'dgo' "
+        f"({closest_words('dgo', VOCABULARY.english)}) is not in the vocabulary of {len(VOCABULARY.english)} "
+        "English words",
+        "python -m tinytransformer translate: line 4 of standard input: the sentence is empty; give an English "
+        "sentence such as 'The old dog sees the small cat.'"]

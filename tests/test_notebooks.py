@@ -20,6 +20,7 @@ import copy
 import io
 import re
 import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -854,6 +855,48 @@ def test_bleu_by_hand_and_the_compositional_verdict_in_notebook_15():
     assert re.search(r"negation after dass/weil +BLEU +[0-9.]+ +exact match +1\.0%", outputs)
 
 
+def test_the_bleu_lesson_of_notebook_15_prints_what_its_prose_says():
+    """BLEU ranks the sentence without nicht above the faithful paraphrase; smoothing turns a short sentence's 0
+    into sacrebleu's number; "Ja." is 0 as a corpus and 100 as a sentence; a second reference gives the
+    paraphrase 100."""
+    from tinytransformer.metrics import bleu, sentence_bleu
+    outputs = all_outputs(read(notebook("15_")))
+    reference = "Der Mann sagt, dass der alte Hund die Katze nicht sieht."
+    reversed_meaning = "Der Mann sagt, dass der alte Hund die Katze sieht."
+    paraphrase = "Der Mann sagt, der alte Hund sehe die Katze nicht."
+    assert bleu([reversed_meaning], [reference]) > 2 * bleu([paraphrase], [reference])
+    for text in (reversed_meaning, paraphrase):
+        assert f"BLEU {bleu([text], [reference]):6.2f}" in outputs
+    assert f"two references {bleu([paraphrase], [[reference], [paraphrase]]):6.2f}" in outputs
+    short = bleu(["Der Hund schläft."], ["Der Hund schläft nicht."])
+    assert f"none {0:.2f}" in outputs and f"exp {short:.2f}" in outputs and f"exp smoothing by hand: {short:.2f}" in outputs
+    assert bleu(["Ja."], ["Ja."]) == 0 and f"sentence BLEU (exp, effective order): {sentence_bleu('Ja.', 'Ja.'):.2f}" \
+        in outputs and "100.00" in outputs
+
+
+def test_notebook_15_names_the_backward_passes_its_training_needs():
+    """Cell 0 tells a student of the edition which backward passes the training cell needs: those one training
+    step of the task calls, no more and no fewer."""
+    from tinytransformer.tasks.translation import TranslationTask
+    from tinytransformer.train import train
+    text = " ".join(read(notebook("15_")).cells[0].source.split())
+    named = re.search(r"the ops this model uses are written: (.*?) \(", text).group(1)
+    listed = set(re.split(r", | and ", named))
+    called = set()
+
+    def record(frame, event, arg):
+        name = frame.f_code.co_name
+        if event == "call" and name.endswith("_backward") and "/ops/" in frame.f_code.co_filename.replace("\\", "/"):
+            called.add(name.removesuffix("_backward"))
+    sys.setprofile(record)
+    try:
+        train(None, TranslationTask(), steps=1, eval_every=0, target_accuracy=None, progress=False, seed=0)
+    finally:
+        sys.setprofile(None)
+    assert listed == called
+    assert "cross_entropy" in text and "cross-entropy's, in an edition of every op" in text
+
+
 def test_the_vision_lesson_in_notebook_16_is_the_benchmarks():
     """Notebook 16 trains seed 0 with the task's defaults beside the three baselines of benchmarks/digits.py:
     the accuracies it prints are the recorded ones, and the prose's verdict is what they say (level with
@@ -882,12 +925,12 @@ CHECKED_IMPORTS = {
 # (notebook, exercise, an answer that hands the exercise to the library; the names it is given run in the notebook's)
 LIBRARY_ANSWERS = [
     ("15_", 1, "metrics.bleu"),
-    ("15_", 1, "lambda hypotheses, references: metrics.bleu(hypotheses, references)"),
-    ("15_", 1, "lambda hypotheses, references: helper(hypotheses, references)",
+    ("15_", 1, "lambda hypotheses, streams: metrics.bleu(hypotheses, streams)"),
+    ("15_", 1, "lambda hypotheses, streams: helper(hypotheses, streams)",
      "def helper(h, r):\n    m, t, c, rr = metrics.bleu_statistics(h, r)\n"
      "    return 100 * np.exp(np.mean(np.log(np.divide(m, t)))) * min(1, np.exp(1 - rr / c))"),
-    ("15_", 2, "lambda hypothesis, reference: metrics.chrf([hypothesis], [reference])"),
-    ("15_", 2, "make()", "def make(score=metrics.chrf):\n    return lambda h, r: score([h], [r])"),
+    ("15_", 2, "lambda hypothesis, reference: metrics.sentence_bleu(hypothesis, [reference])"),
+    ("15_", 2, "make()", "def make(score=metrics.bleu):\n    return lambda h, r: score([h], [r], effective_order=True)"),
     ("15_", 3, "lambda n: german.german_text(german.german_number(n))[:-1].lower()"),
     ("16_", 1, "digits.to_patches"),
     ("16_", 1, "make()", "def make():\n    f = digits.to_patches\n    return lambda images, p: f(images, p)"),
