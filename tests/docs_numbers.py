@@ -22,6 +22,20 @@ SOURCED = {
         "0.12": "arithmetic: 1.825 - 1.706, rounded",
         "5,500": "the data: the story's training part, in characters (tasks/text.py)",
     },
+    "docs/results/tokenizers.md": {
+        "512": "the machine's CPU (AVX-512), and the text task's default BPE size (tasks/text.py, BPE_SIZE)",
+        "32": "the text task's defaults, batches of 32 sequences of 32 tokens (tasks/text.py); and arithmetic: "
+              "2^35 bytes are 32 GiB",
+        "50,000": "GPT-2's vocab.bpe: 50,000 merges (tests/test_tokenizer.py reads it)",
+        "256": "SHA-256, the hash the test checks the file by",
+        "15496": "GPT-2's ids for 'Hello world' (tests/test_tokenizer.py)",
+        "995": "GPT-2's ids for 'Hello world' (tests/test_tokenizer.py)",
+        "3,000": "the generated lines tests/test_tokenizer.py traces encode_iterable's memory on",
+        "12,000": "the generated lines tests/test_tokenizer.py traces encode_iterable's memory on",
+        "1.5": "the bound tests/test_tokenizer.py asserts on that peak (1.5 times, plus 20 KB)",
+        "8,192": "encode_iterable's stretch of characters (tokenizer/base.py, STRETCH)",
+        "200,000": "the nesting depth of benchmarks/tokenizer.py's hostile file",
+    },
     "docs/results/transfer.md": {
         "512": "the machine's CPU: AVX-512",
         "3.11": "the machine's Python version",

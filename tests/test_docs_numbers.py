@@ -1,6 +1,6 @@
 """The results pages and the README's task table quote measured numbers: each must be in a record.
 
-A number written on docs/results/training.md or transfer.md, or in the README's table of tasks, must be a value of one of
+A number written on docs/results/training.md, tokenizers.md or transfer.md, or in the README's table of tasks, must be a value of one of
 the JSON records under benchmarks/results/ that the page names (benchmarks/results/NAME.json), as written
 or rounded to the digits the page shows (a share may be written as a percentage), or be an integer from 0
 to 10, a date or a time of day, a reference ("notebook 12"), or be listed in docs_numbers.py with its
@@ -19,7 +19,7 @@ from test_notebooks import number_value, prose_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "benchmarks" / "results"
-PAGES = ["docs/results/training.md", "docs/results/transfer.md", "README.md"]
+PAGES = ["docs/results/training.md", "docs/results/tokenizers.md", "docs/results/transfer.md", "README.md"]
 NAMED_RECORD = re.compile(r"benchmarks/results/([\w.-]+\.json)")
 DATE_OR_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b")
 LONG_SERIES = 100          # a list this long (a run's losses) is a curve, not a number the prose quotes
