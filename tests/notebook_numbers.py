@@ -45,6 +45,8 @@ SOURCED = {
         "11": "section 2's model: its vocabulary of 8 symbols and PAD, BOS, EOS",
     },
     "10": {
+        "175": "the course's tutorial: GPT-3 has 175 billion parameters (Brown et al. 2020)",
+        "65": "the paper's Table 3: the base model's 65 million parameters",
         "50": "the exercise's own example: sentences of about 50 tokens",
         "10,000": "the exercise's own example: a document of 10,000 tokens",
         "20": "the solution's arithmetic: n / d = 10,000 / 512",
