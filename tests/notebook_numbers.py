@@ -82,7 +82,7 @@ SOURCED = {
         "100,000": "the code of the cell below it: train_text[:100_000]",
         "37,000": "the paper, section 5.1: English-German, byte-pair encoding, a shared vocabulary of about 37000 tokens",
         "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",
-        "1,881": "docs/results/tokenizers.md: the short story's training part as BPE tokens",
+        "1,881": "benchmarks/results/text_tokenizers.json (the story by BPE: training_tokens), which docs/results/tokenizers.md quotes",
     },
     "15": {
         "15": "the notebook's own number, in its title",
