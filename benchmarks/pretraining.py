@@ -5,8 +5,10 @@ unlabelled copy-or-reverse sequences every step), then for each number of
 labelled sequences N and each readout, fine-tune it as
 `train --task classify --labelled N --readout R --pretrained P --seed S` does,
 and train the same model from scratch as `train --task classify --labelled N
---readout R --seed S` does: the command line's defaults throughout, held-out
-accuracy on 1000 sequences none of which is labelled. The readouts: cloze
+--readout R --seed S` does: the command line's defaults throughout, training
+stopped on 1000 validation sequences and "accuracy" measured once after it on
+1000 test sequences, neither labelled nor validation ones (records made
+before 2026-11-27 stopped on and reported the same 1000). The readouts: cloze
 (the masked-LM head fills y's first symbol: x's first means copy, x's last
 reverse) and cls (a new head on [CLS], as BERT). Also recorded per seed: the
 pretrained model's masked-LM loss, and its cloze accuracy before any
@@ -61,7 +63,7 @@ def table(runs, seeds, readouts, sizes):
 
 
 def print_table(rows, n_seeds):
-    print(f"\nheld-out accuracy, mean (sd) over {n_seeds} seeds")
+    print(f"\ntest accuracy, mean (sd) over {n_seeds} seeds")
     print(f"{'readout':<8}{'labelled':>9}{'scratch':>17}{'pretrained':>17}{'gap':>8}  pretrained ahead")
     for r in rows:
         cells = [f"{r[s]['mean']:.3f} ({r[s]['sd']:.3f})" for s in ("scratch", "pretrained")]
@@ -106,7 +108,8 @@ def main(argv=None):
                                          pretrained=checkpoint)
                         result = train(None, task, seed=seed, progress=False)
                         runs.append({"seed": seed, "readout": readout, "labelled": n, "start": name,
-                                     "accuracy": result.exact_match, "steps": result.steps,
+                                     "accuracy": result.test_exact_match, "validation_accuracy": result.exact_match,
+                                     "steps": result.steps,
                                      "history": result.eval_history})
                     print(f"  {readout:<6}{n:>5} labelled: scratch {runs[-2]['accuracy']:.3f}, "
                           f"pretrained {runs[-1]['accuracy']:.3f}", flush=True)

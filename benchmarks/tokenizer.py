@@ -14,6 +14,7 @@ Prints, each as the median of --repeats runs (the naive trainer runs once):
 - reading hostile tokenizer files (tokenizer/saved_file.py): the seconds and peak memory to refuse a file
   nested 200,000 deep, 60 chained merges that double each token, and files of the largest size allowed
   (8 MiB) made of empty lists, of numbers, or of quotes never closed: the most an untrusted file can cost.
+Every number printed is recorded in benchmarks/results/tokenizer.json (the book's tokenizers page quotes it).
 
 The text is Python's own documentation of the language (pydoc_data.topics, in every Python install):
 its first --kb kilobytes (topics in sorted order) to train on, the next --kb to hold out. It differs
@@ -21,8 +22,10 @@ from one Python version to the next, so the version is printed with the results.
 Targets: training under 10 s, encoding at least 200 KB/s, on a 2-core machine.
 """
 import argparse
+import datetime
 import json
 import os
+import pathlib
 import platform
 import sys
 import tempfile
@@ -33,12 +36,14 @@ import pydoc_data.topics
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from common import load_average, median_seconds as seconds  # noqa: E402
+from common import load_average, median_seconds as seconds, write_record  # noqa: E402
 from tinytransformer.tokenizer import BPE, SPLIT_PATTERN, learn_merges, learn_merges_naive  # noqa: E402
 from tinytransformer.tokenizer.bpe import chunk_counts  # noqa: E402
 from tinytransformer.tokenizer.incremental import apply_merges  # noqa: E402
 from tinytransformer.tokenizer.saved_file import MAX_FILE_BYTES  # noqa: E402
 from tinytransformer.tokenizer.split import compile_pattern, split_text  # noqa: E402
+
+OUT = pathlib.Path(__file__).resolve().parent / "results" / "tokenizer.json"
 
 
 def corpus(kb):
@@ -54,23 +59,28 @@ def training(text, vocab_size, repeats, naive_without_pre_split):
     n_merges = vocab_size - 256
     print(f"training to {vocab_size} tokens ({n_merges} merges):")
     print(f"  {'pre-split':<22}{'algorithm':<14}{'seconds':>9}   same merges")
+    record = {}
     for pattern, name in ((SPLIT_PATTERN, "GPT-2's"), (None, "none")):
         counts = chunk_counts(text, compile_pattern(pattern, "benchmark"))
         chunks, weights = list(counts), list(counts.values())
         fast, merges = seconds(lambda: learn_merges(chunks, weights, n_merges), repeats)
         whole, _ = seconds(lambda: BPE.train(text, vocab_size, pattern=pattern), repeats)
         print(f"  {name:<22}{'incremental':<14}{fast:>9.3f}   (BPE.train end to end, splitting too: {whole:.3f} s)")
+        record[name] = {"incremental_seconds": fast, "bpe_train_seconds": whole}
         if pattern is None and not naive_without_pre_split:
             print(f"  {name:<22}{'naive':<14}{'skipped':>9}   (--naive-without-pre-split: minutes)")
             continue
         slow, naive = seconds(lambda: learn_merges_naive(chunks, weights, n_merges), 1)
         print(f"  {name:<22}{'naive':<14}{slow:>9.3f}   {naive == merges}   ({slow / fast:.0f}x the incremental)")
+        record[name].update(naive_seconds=slow, same_merges=naive == merges)
+    return record
 
 
 def encoding(text, held_out, vocab_size, repeats):
     tok = BPE.train(text, vocab_size)
     kb = len(text.encode("utf-8")) / 1000
     print(f"\nencoding with {tok} ({kb:.0f} KB each):")
+    record = {"kb": kb}
     for name, part in (("training text", text), ("held-out text", held_out)):
         fresh, _ = seconds(lambda: BPE(list(tok.merges)).encode(part), repeats)
         tok.encode(part)
@@ -83,7 +93,9 @@ def encoding(text, held_out, vocab_size, repeats):
         for label, s in (("fresh tokenizer (cache empty)", fresh), ("again (every chunk cached)", warm),
                          ("no cache (repeated chunks merged again)", uncached)):
             print(f"    {label:<42}{s:>7.3f} s  {kb / s:>8.0f} KB/s")
-    return tok
+        record[name] = {"chunks": len(chunks), "distinct_chunks": len(set(chunks)),
+                        "kb_per_second": {"fresh": kb / fresh, "cached": kb / warm, "no_cache": kb / uncached}}
+    return tok, record
 
 
 def hugging_face(text, held_out, vocab_size, repeats, tok):
@@ -92,7 +104,7 @@ def hugging_face(text, held_out, vocab_size, repeats, tok):
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     except ImportError:
         print("\nHugging Face tokenizers is not installed (pip install tokenizers): comparison skipped")
-        return
+        return None
 
     def train():
         hf = Tokenizer(models.BPE())
@@ -106,7 +118,8 @@ def hugging_face(text, held_out, vocab_size, repeats, tok):
     threads = os.environ.get("RAYON_NUM_THREADS", "all cores")
     print(f"\nHugging Face tokenizers {tokenizers.__version__} (Rust; threads: {threads}), "
           f"vocabulary {hf.get_vocab_size()}:")
-    print(f"  training {train_s:.3f} s, against {seconds(lambda: BPE.train(text, vocab_size), repeats)[0]:.3f} s here")
+    ours_s = seconds(lambda: BPE.train(text, vocab_size), repeats)[0]
+    print(f"  training {train_s:.3f} s, against {ours_s:.3f} s here")
     kb = len(text.encode("utf-8")) / 1000
     hf_encode, _ = seconds(lambda: hf.encode(text).ids, repeats)
     fresh, _ = seconds(lambda: BPE(list(tok.merges)).encode(text), repeats)
@@ -115,12 +128,18 @@ def hugging_face(text, held_out, vocab_size, repeats, tok):
     ours_tokens = {tok.vocab[i] for i in range(256, tok.vocab_size)}
     theirs_tokens = {gpt2_bytes(token) for token, i in hf.get_vocab().items()} - {bytes([b]) for b in range(256)}
     print(f"  learned tokens in both vocabularies: {len(ours_tokens & theirs_tokens)} of {len(ours_tokens)}")
+    record = {"version": tokenizers.__version__, "threads": threads, "training_seconds": train_s,
+              "training_seconds_here": ours_s, "encode_kb_per_second": kb / hf_encode,
+              "encode_kb_per_second_here": kb / fresh, "learned_tokens_shared": len(ours_tokens & theirs_tokens),
+              "learned_tokens": len(ours_tokens), "bytes_per_token": {}}
     print(f"  {'bytes per token':<22}{'tinytransformer':>16}{'Hugging Face':>14}")
     for name, part in (("training text", text), ("held-out text", held_out)):
         n_bytes = len(part.encode("utf-8"))
         ours, theirs = len(tok.encode(part)), len(hf.encode(part).ids)
         assert hf.decode(hf.encode(part).ids) == part and tok.decode(tok.encode(part)) == part
         print(f"  {name:<22}{n_bytes / ours:>16.3f}{n_bytes / theirs:>14.3f}")
+        record["bytes_per_token"][name] = {"here": n_bytes / ours, "hugging_face": n_bytes / theirs}
+    return record
 
 
 def gpt2_bytes(token):
@@ -165,10 +184,16 @@ def streaming(held_out, tok, copies, repeats):
     print(f"  {'encode_iterable, ids counted as they come':<44}{lazy_s:>8.3f}{kb / lazy_s:>8.0f}"
           f"{lazy_count_peak / 1e6:>10.2f}")
     print(f"  {'encode_iterable, ids kept in a list':<44}{'':>8}{'':>8}{lazy_peak / 1e6:>10.2f}   same ids: {same}")
+    return {"kb": kb, "lines": copies * len(lines),
+            "encode": {"seconds": whole_s, "kb_per_second": kb / whole_s, "peak_mb": whole_peak / 1e6},
+            "encode_iterable_counted": {"seconds": lazy_s, "kb_per_second": kb / lazy_s,
+                                        "peak_mb": lazy_count_peak / 1e6},
+            "encode_iterable_kept": {"peak_mb": lazy_peak / 1e6}, "same_ids": same}
 
 
 def hostile_files():
     print("\nrefusing hostile tokenizer files (one run each; peak traced memory):")
+    record = {}
     with tempfile.TemporaryDirectory() as folder:
         deep, chained, lists, numbers, quotes = (os.path.join(folder, f"{name}.json") for name in
                                                   ("deep", "chained", "lists", "numbers", "quotes"))
@@ -194,6 +219,8 @@ def hostile_files():
                     return str(error).replace(folder + os.sep, "")
             s, peak, message = peak_memory(refuse)
             print(f"  {name:<30}{s:>7.3f} s {peak / 1e6:>8.1f} MB   {message[:90]}")
+            record[name] = {"seconds": s, "peak_mb": peak / 1e6, "refused_with": message}
+    return record
 
 
 def main():
@@ -206,17 +233,23 @@ def main():
     parser.add_argument("--stream-copies", type=int, default=5,
                         help="copies of the held-out text that encode_iterable reads a line at a time")
     args = parser.parse_args()
+    record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "python": platform.python_version(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+              "load_at_start": load_average(), "kb": args.kb, "vocab_size": args.vocab_size,
+              "repeats": args.repeats}
     print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores; "
-          f"load average {load_average()} at the start")
+          f"load average {record['load_at_start']} at the start")
     text, held_out = corpus(args.kb)
     print(f"text: pydoc_data.topics, {len(text.encode('utf-8'))} bytes to train on, "
           f"{len(held_out.encode('utf-8'))} held out\n")
-    training(text, args.vocab_size, args.repeats, args.naive_without_pre_split)
-    tok = encoding(text, held_out, args.vocab_size, args.repeats)
-    hugging_face(text, held_out, args.vocab_size, args.repeats, tok)
-    streaming(held_out, tok, args.stream_copies, args.repeats)
-    hostile_files()
-    print(f"\nload average {load_average()} at the end")
+    record["training"] = training(text, args.vocab_size, args.repeats, args.naive_without_pre_split)
+    tok, record["encoding"] = encoding(text, held_out, args.vocab_size, args.repeats)
+    record["hugging_face"] = hugging_face(text, held_out, args.vocab_size, args.repeats, tok)
+    record["streaming"] = streaming(held_out, tok, args.stream_copies, args.repeats)
+    record["hostile_files"] = hostile_files()
+    record["load_at_end"] = load_average()
+    print(f"\nload average {record['load_at_end']} at the end")
+    write_record(OUT, record)
 
 
 if __name__ == "__main__":

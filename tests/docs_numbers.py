@@ -22,6 +22,44 @@ SOURCED = {
         "0.12": "arithmetic: 1.825 - 1.706, rounded",
         "5,500": "the data: the story's training part, in characters (tasks/text.py)",
     },
+    "docs/results/tokenizers.md": {
+        "512": "the machine's CPU (AVX-512), and the text task's default BPE size (tasks/text.py, BPE_SIZE)",
+        "32": "the text task's defaults, batches of 32 sequences of 32 tokens (tasks/text.py); and arithmetic: "
+              "2^35 bytes are 32 GiB",
+        "50,000": "GPT-2's vocab.bpe: 50,000 merges (tests/test_tokenizer.py reads it)",
+        "256": "SHA-256, the hash the test checks the file by",
+        "15496": "GPT-2's ids for 'Hello world' (tests/test_tokenizer.py)",
+        "995": "GPT-2's ids for 'Hello world' (tests/test_tokenizer.py)",
+        "3,000": "the generated lines tests/test_tokenizer.py traces encode_iterable's memory on",
+        "12,000": "the generated lines tests/test_tokenizer.py traces encode_iterable's memory on",
+        "1.5": "the bound tests/test_tokenizer.py asserts on that peak (1.5 times, plus 20 KB)",
+        "8,192": "encode_iterable's stretch of characters (tokenizer/base.py, STRETCH)",
+        "200,000": "the nesting depth of benchmarks/tokenizer.py's hostile file",
+    },
+    "docs/results/transfer.md": {
+        "512": "the machine's CPU: AVX-512",
+        "3.11": "the machine's Python version",
+        "14": "the search's seeds, 10 to 14 (benchmarks/bert_transfer_search.py's --seeds default)",
+        "2e-5": "the BERT paper's fine-tuning peaks, 2e-5 to 5e-5 (Devlin et al. 2019, appendix A.3)",
+        "5e-5": "the BERT paper's fine-tuning peaks, 2e-5 to 5e-5 (Devlin et al. 2019, appendix A.3)",
+        "3e-4": "a fine-tuning peak the search tried, with 1e-3 (benchmarks/bert_transfer_search.py --lr)",
+        "68,608": "the classify model's parameters (the sizes of its parameters, summed)",
+        "4000": "the held-out sequences of benchmarks/mask_rule.py (masked_lm.make_sequences(4000, ...))",
+        "0.615": "arithmetic: the mean of pretraining_curve.json's five masked_lm_loss (SEED_MEANS)",
+        "1.149": "arithmetic: the mean of pretraining_sentence_objective.json's five masked_lm_loss (SEED_MEANS)",
+        "0.770": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.632": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.780": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.484": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.350": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.446": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.816": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.761": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.884": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.630": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.448": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+        "0.405": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
+    },
     "README.md": {
         "80": "BERT's 80/10/10 corruption rule (Devlin et al. 2019, section 3.1; tasks/masked_lm.py)",
         "2.079": "arithmetic: ln 8, the loss of a uniform guess over mlm's 8 symbols",
@@ -29,3 +67,29 @@ SOURCED = {
         "16": "digits' default patches: (8 / 2)^2 (tasks/digits.py)",
     },
 }
+
+
+def _mask_rule_mean(rule, steps, where):
+    return lambda records: [run["by_step"][steps][where] for run in records["mask_rule.json"]["runs"]
+                            if run["rule"] == rule]
+
+
+def _mlm_losses(name):
+    return lambda records: [row["masked_lm_loss"] for row in records[name]["pretraining"]]
+
+
+SEED_MEANS = {
+    "docs/results/transfer.md": {
+        "0.615": _mlm_losses("pretraining_curve.json"),
+        "1.149": _mlm_losses("pretraining_sentence_objective.json"),
+        **{written: _mask_rule_mean(rule, steps, where) for written, rule, steps, where in (
+            ("0.770", "80/10/10", "400", "[MASK]"), ("0.632", "80/10/10", "400", "another symbol"),
+            ("0.780", "80/10/10", "400", "unchanged"), ("0.484", "[MASK] only", "400", "[MASK]"),
+            ("0.350", "[MASK] only", "400", "another symbol"), ("0.446", "[MASK] only", "400", "unchanged"),
+            ("0.816", "80/10/10", "1000", "[MASK]"), ("0.761", "80/10/10", "1000", "another symbol"),
+            ("0.884", "80/10/10", "1000", "unchanged"), ("0.630", "[MASK] only", "1000", "[MASK]"),
+            ("0.448", "[MASK] only", "1000", "another symbol"), ("0.405", "[MASK] only", "1000", "unchanged"))},
+    },
+}
+"""Numbers SOURCED lists as means over seeds: for each, the values (from the page's records, by file name)
+whose mean, rounded as written, it must be (tests/test_docs_numbers.py checks)."""

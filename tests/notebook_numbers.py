@@ -45,6 +45,8 @@ SOURCED = {
         "11": "section 2's model: its vocabulary of 8 symbols and PAD, BOS, EOS",
     },
     "10": {
+        "175": "the course's tutorial: GPT-3 has 175 billion parameters (Brown et al. 2020)",
+        "65": "the paper's Table 3: the base model's 65 million parameters",
         "50": "the exercise's own example: sentences of about 50 tokens",
         "10,000": "the exercise's own example: a document of 10,000 tokens",
         "20": "the solution's arithmetic: n / d = 10,000 / 512",
@@ -80,7 +82,7 @@ SOURCED = {
         "100,000": "the code of the cell below it: train_text[:100_000]",
         "37,000": "the paper, section 5.1: English-German, byte-pair encoding, a shared vocabulary of about 37000 tokens",
         "32,000": "the paper, section 5.1: English-French, a 32000 word-piece vocabulary",
-        "1,881": "docs/results/tokenizers.md: the short story's training part as BPE tokens",
+        "1,881": "benchmarks/results/text_tokenizers.json (the story by BPE: training_tokens), which docs/results/tokenizers.md quotes",
     },
     "15": {
         "15": "the notebook's own number, in its title",

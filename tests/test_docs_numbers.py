@@ -1,6 +1,6 @@
 """The results pages and the README's task table quote measured numbers: each must be in a record.
 
-A number written on docs/results/training.md, or in the README's table of tasks, must be a value of one of
+A number written on docs/results/training.md, tokenizers.md or transfer.md, or in the README's table of tasks, must be a value of one of
 the JSON records under benchmarks/results/ that the page names (benchmarks/results/NAME.json), as written
 or rounded to the digits the page shows (a share may be written as a percentage), or be an integer from 0
 to 10, a date or a time of day, a reference ("notebook 12"), or be listed in docs_numbers.py with its
@@ -19,7 +19,7 @@ from test_notebooks import number_value, prose_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "benchmarks" / "results"
-PAGES = ["docs/results/training.md", "README.md"]
+PAGES = ["docs/results/training.md", "docs/results/tokenizers.md", "docs/results/transfer.md", "README.md"]
 NAMED_RECORD = re.compile(r"benchmarks/results/([\w.-]+\.json)")
 DATE_OR_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b")
 LONG_SERIES = 100          # a list this long (a run's losses) is a curve, not a number the prose quotes
@@ -103,3 +103,23 @@ def test_a_planted_wrong_number_is_caught():
     assert right in text
     planted = text.replace(right, "93.7%", 1)
     assert [n for n, _ in unaccounted(planted, values, sourced)] == ["93.7"]
+
+
+@pytest.mark.parametrize("page", sorted(docs_numbers.SEED_MEANS))
+def test_listed_means_are_the_means_of_their_records(page):
+    text = quoted_text(page)
+    records = {name: json.loads((RECORDS / name).read_text()) for name in set(NAMED_RECORD.findall(text))}
+    for written, values_of in docs_numbers.SEED_MEANS[page].items():
+        assert written in docs_numbers.SOURCED[page], f"{written}: SEED_MEANS lists a number SOURCED does not"
+        values = values_of(records)
+        assert len(values) >= 2, f"{page}: {written} should be a mean over seeds, found {values}"
+        mean = sum(values) / len(values)
+        assert matches(written, {Decimal(repr(mean))}), f"{page}: {written} is written, the records' mean is {mean}"
+
+
+def test_a_wrong_listed_mean_is_caught():
+    text = quoted_text("docs/results/transfer.md")
+    records = {name: json.loads((RECORDS / name).read_text()) for name in set(NAMED_RECORD.findall(text))}
+    values = docs_numbers.SEED_MEANS["docs/results/transfer.md"]["0.884"](records)
+    mean = Decimal(repr(sum(values) / len(values)))
+    assert matches("0.884", {mean}) and not matches("0.874", {mean})
