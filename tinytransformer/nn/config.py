@@ -56,6 +56,7 @@ class ModelConfig:
 
     @property
     def d_k(self):
+        """Each head's width: d_model / n_heads."""
         return self.d_model // self.n_heads
 
 
