@@ -30,8 +30,6 @@ from .task import BERT_STYLE, CLASSROOM_MODEL, GPT_STYLE, Task, TrainSettings, e
 from .text import TextTask
 from .digits import DigitsTask
 from .translation import TranslationTask
-from .rotate import RotateTask
-from .ascending import AscendingTask
 
 # The tasks by name, in the order the command line lists them: a new task is one file of tasks/, its import above
 # and its line here.
@@ -44,8 +42,6 @@ TASKS = {task.name: task for task in (
     ClassifyTask,
     TranslationTask,
     DigitsTask,
-    RotateTask,
-    AscendingTask,
 )}
 DEFAULT_TASK = "reverse"          # what train() and `python -m tinytransformer train` train when no task is named
 
