@@ -31,7 +31,8 @@ from .text import TextTask
 from .digits import DigitsTask
 from .translation import TranslationTask
 
-# The tasks by name, in the order the command line lists them: a new task is one file of tasks/ and one line here.
+# The tasks by name, in the order the command line lists them: a new task is one file of tasks/, its import above
+# and its line here.
 TASKS = {task.name: task for task in (
     CopyTask,
     ReverseTask,

@@ -8,6 +8,7 @@ holds everything but the data:
     class PalindromeTask(ClassificationTask):
         name, label_names = "palindrome", ("no", "yes")
         def room(self): return dict(vocab_size=..., max_len=..., n_classes=2)
+        def describe(self): return "8 symbols, length 7"
         def sequences(self, n, rng): return LabelledBatch(ids, labels)     # (n, T) with CLS first, (n,)
         def token_names(self, ids): return [...]
 
@@ -33,7 +34,8 @@ from .task import BERT_STYLE, Task, TrainSettings, check_held_out_fits, check_op
 @dataclasses.dataclass
 class ClassificationTask(Task):
     """BERT fine-tuned to label whole sequences: n_labelled fixed training sequences, n_held_out others to
-    measure the accuracy on. A subclass writes room, sequences and token_names and sets name and label_names."""
+    measure the accuracy on. A subclass writes room, describe, sequences and token_names and sets name and
+    label_names."""
     n_labelled: int = option(256, "--labelled", "labelled training sequences")
     n_held_out: int = 1000           # test sequences (held_out), measured once at the end
     n_validation: int = 1000         # validation sequences, neither labelled nor test ones: training stops on them
@@ -41,7 +43,8 @@ class ClassificationTask(Task):
 
     model_class, model_style, measure = nn.BERT, BERT_STYLE, "accuracy"
     # A few hundred steps at 0.3 of the warmup schedule: fine-tuning on a few hundred fixed sequences
-    # overfits and swings at the full rate (docs/extending.md: choosing a learning rate).
+    # overfits and swings at the full rate (docs/extending.md: choosing a learning rate). A subclass that
+    # changes some: settings = dataclasses.replace(ClassificationTask.settings, steps=...).
     settings = TrainSettings(steps=300, eval_every=50, lr_scale=0.3)
     label_names = ()                 # the classes' names, in label order: ("copy", "reverse")
 

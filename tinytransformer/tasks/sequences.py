@@ -106,7 +106,8 @@ def evaluate_sequences(model, batch):
 @dataclasses.dataclass
 class SequenceTask(Task):
     """The base of the encoder-decoder's symbol tasks: a source of symbols in, an answer of symbols out,
-    evaluated by greedy decoding. A subclass sets name and writes target(src, lengths) -> (B, T)."""
+    evaluated by greedy decoding. A subclass sets name and writes the static method target(src, lengths) ->
+    (B, T), PAD where src has PAD."""
     seq_len: int = option(10, "--seq-len", "symbols per sequence")
     n_symbols: int = option(10, "--symbols", "distinct symbols")
     variable_length: bool = option(False, "--variable-length", "lengths 1..seq-len, padded with PAD")

@@ -18,11 +18,11 @@ evaluate gives the exact match on a validation split, training may stop at a
 target on it, and test gives the exact match on a test split that nothing
 chose anything by, measured once at the end; False: evaluate gives the
 held-out loss, lower is better, and nothing stops on it), model_style (the config
-fields of its model family) and training (the loop's settings for it). Task
+fields of its model family) and settings (a TrainSettings: the loop's settings for it). Task
 declares the methods every task writes (room, describe, batch, loss,
 evaluate, show) and those it may (test, for a task that stops on evaluate;
 plot_example, for `train --plot`); a new task
-is one file of tasks/ and one line in tasks/__init__.py's TASKS (the book's
+is one file of tasks/ and its import and line in tasks/__init__.py's TASKS (the book's
 page "Extending tinytransformer" walks through one). Two bases save most of
 the writing: sequences.SequenceTask (symbols in, symbols out, for the
 encoder-decoder) and classification.ClassificationTask (a label per sequence,
