@@ -199,16 +199,22 @@ def time_case(name, reference, rounds):
     return record
 
 
+def add_shares(case, peak):
+    """Each side's share of the peak: its step's product FLOPs over its step's time, over peak GFLOP/s."""
+    for side in ("tinytransformer", "PyTorch"):
+        if side in case:
+            case[side]["share_of_peak"] = round(case["flops_per_step"] / (case[side]["ms"] / 1e3) / 1e9 / peak, 3)
+
+
 def table(record):
     """The record's table in Markdown, as the speed page shows it."""
-    peak = record["peak_gflops"]
     lines = ["| case | tinytransformer ms | PyTorch ms | ratio | share of peak: tinytransformer | PyTorch |",
              "|---|---:|---:|---:|---:|---:|"]
     for name, case in record["cases"].items():
-        ours, theirs = case["tinytransformer"]["ms"], case.get("PyTorch", {}).get("ms")
-        share = lambda ms: f"{case['flops_per_step'] / (ms / 1e3) / 1e9 / peak:.0%}"
-        lines.append(f"| {name} | {ours:.2f} | {'-' if theirs is None else f'{theirs:.2f}'} | "
-                     f"{'-' if 'ratio' not in case else format(case['ratio'], '.2f')} | {share(ours)} | {'-' if theirs is None else share(theirs)} |")
+        ours, theirs = case["tinytransformer"], case.get("PyTorch")
+        lines.append(f"| {name} | {ours['ms']:.2f} | {'-' if theirs is None else format(theirs['ms'], '.2f')} | "
+                     f"{'-' if theirs is None else format(case['ratio'], '.2f')} | {ours['share_of_peak']:.0%} | "
+                     f"{'-' if theirs is None else format(theirs['share_of_peak'], '.0%')} |")
     return "\n".join(lines)
 
 
@@ -229,15 +235,16 @@ def main(argv=None):
         f"{side} {g:.0f} GFLOP/s" for side, g in peaks.items() if g is not None) + f"; load {load_before}")
     cases = {}
     for name in args.cases:
-        cases[name] = time_case(name, reference, args.rounds)
-        case = cases[name]
+        cases[name] = case = time_case(name, reference, args.rounds)
+        add_shares(case, peak)
         print(f"{name:<12} tinytransformer {case['tinytransformer']['ms']:9.2f} ms"
               + (f"   PyTorch {case['PyTorch']['ms']:9.2f} ms   ratio {case['ratio']:.2f}" if "ratio" in case else "")
               + f"   (load {load_average()})", flush=True)
     record = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.processor() or
               platform.machine(), "cpus": os.cpu_count(), "blas": kernel, "numpy": np.__version__,
               "torch": None if reference is None else reference.torch.__version__, "threads": 1,
-              "unset": unset, "rounds": args.rounds, "peak_gflops": round(peak, 1),
+              "unset": unset, "rounds": args.rounds, "peak_product": "1024 x 1024 x 1024 float32",
+              "peak_gflops": round(peak, 1),
               "peak_by_side": {k: None if v is None else round(v, 1) for k, v in peaks.items()},
               "load_before": load_before, "load_after": load_average(), "cases": cases}
     print(table(record))
