@@ -8,8 +8,9 @@ same toy tasks (from tinytransformer.tasks.sequences) and the same greedy exact-
 evaluation. It is a benchmark, not part of the package: torch is never a
 dependency of tinytransformer.
 
-It has no command line of its own: benchmarks/step_time.py and
-benchmarks/time_to_accuracy.py import it when torch is installed.
+It has no command line of its own: benchmarks/step_time.py,
+benchmarks/time_to_accuracy.py and benchmarks/scaling.py (which also races
+its GPT, GPT-2's block, on the text task) import it when torch is installed.
 
 Shapes: B batch, T time (T_q, T_k where they differ), V vocabulary,
 h heads, d_k = d_model // h.
@@ -113,16 +114,21 @@ class MultiHeadAttention(torch.nn.Module):
         return self.W_o(out)                                    # (B, T_q, d_model)
 
 
-class FeedForward(torch.nn.Module):
-    """Linear(d_model, d_ff) -> ReLU -> Linear(d_ff, d_model)."""
+# the feed-forward activations by config["activation"]; GELU in its tanh form, as tinytransformer's (GPT-2's)
+ACTIVATIONS = {"relu": torch.relu, "gelu": lambda x: F.gelu(x, approximate="tanh")}
 
-    def __init__(self, d_model, d_ff, generator):
+
+class FeedForward(torch.nn.Module):
+    """Linear(d_model, d_ff) -> ReLU (or GELU) -> Linear(d_ff, d_model)."""
+
+    def __init__(self, d_model, d_ff, generator, activation="relu"):
         super().__init__()
         self.linear1 = Linear(d_model, d_ff, generator)
         self.linear2 = Linear(d_ff, d_model, generator)
+        self.activation = ACTIVATIONS[activation]
 
     def forward(self, x):
-        return self.linear2(torch.relu(self.linear1(x)))        # (B, T, d_model)
+        return self.linear2(self.activation(self.linear1(x)))   # (B, T, d_model)
 
 
 class Residual(torch.nn.Module):
@@ -149,7 +155,7 @@ class EncoderLayer(torch.nn.Module):
         super().__init__()
         d_model = config["d_model"]
         self.self_attention = MultiHeadAttention(d_model, config["n_heads"], generator)
-        self.feed_forward = FeedForward(d_model, config["d_ff"], generator)
+        self.feed_forward = FeedForward(d_model, config["d_ff"], generator, config.get("activation", "relu"))
         self.residual1 = Residual(d_model, config["dropout"], config["norm_first"])
         self.residual2 = Residual(d_model, config["dropout"], config["norm_first"])
 
@@ -246,10 +252,46 @@ class Transformer(torch.nn.Module):
         return self.decode(tgt_in, memory, src_keep)            # (B, T_tgt, V)
 
 
+class GPT(torch.nn.Module):
+    """The decoder-only Transformer as tinytransformer's nn.GPT with GPT-2's block (pre-LN, GELU,
+    learned positions, tied embedding): config as Transformer's, with activation and positions="learned"."""
+
+    def __init__(self, config, generator):
+        super().__init__()
+        if config.get("positions") != "learned" or not config["norm_first"] or not config["tie_embeddings"]:
+            raise ValueError("GPT: the reference has GPT-2's block only (learned positions, pre-LN, tied embedding)")
+        V, d_model = config["vocab_size"], config["d_model"]
+        self.config = dict(config)
+        self.E = torch.nn.Parameter(torch.empty(V, d_model).normal_(0.0, d_model ** -0.5, generator=generator))
+        positions = torch.empty(config["max_len"], d_model).normal_(0.0, d_model ** -0.5, generator=generator)
+        self.positions = torch.nn.Parameter(positions)          # (max_len, d_model)
+        self.layers = torch.nn.ModuleList(EncoderLayer(config, generator) for _ in range(config["n_layers"]))
+        self.final_norm = LayerNorm(d_model)
+
+    def forward(self, ids):
+        """ids: (B, T) -> logits (B, T, V), each position seeing itself and the ones before."""
+        T = ids.shape[1]
+        x = F.embedding(ids, self.E) * math.sqrt(self.config["d_model"]) + self.positions[:T]  # (B, T, d_model)
+        x = F.dropout(x, self.config["dropout"], self.training)
+        keep = torch.ones(T, T, dtype=torch.bool).tril()       # (T, T) causal
+        for layer in self.layers:
+            x = layer(x, keep)
+        return self.final_norm(x) @ self.E.T                    # (B, T, V)
+
+
+def config_of(ours):
+    """The config dict build_model takes, for a tinytransformer model (a Transformer or a GPT)."""
+    fields = ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len", "dropout", "norm_first",
+              "tie_embeddings", "activation", "positions")
+    return {**{name: getattr(ours.config, name) for name in fields}, "model": type(ours).__name__}
+
+
 def build_model(config, seed):
-    """A Transformer in float32, its weights drawn from a torch.Generator seeded by seed."""
+    """A Transformer (a GPT if config["model"] == "GPT") in float32, its weights drawn from a
+    torch.Generator seeded by seed."""
     generator = torch.Generator().manual_seed(seed)
-    return Transformer(config, generator)
+    model_class = GPT if config.get("model") == "GPT" else Transformer
+    return model_class(config, generator)
 
 
 def copy_weights(ours, theirs):
@@ -299,6 +341,19 @@ def train_step(model, optimizer, src, tgt_in, tgt_out, lr, label_smoothing=0.0):
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),  # (B * T_tgt, V)
                            tgt_out.reshape(-1),                 # (B * T_tgt,)
                            ignore_index=PAD, label_smoothing=label_smoothing)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def lm_train_step(model, optimizer, ids, targets, lr):
+    """train_step for a GPT: the cross-entropy of model(ids) against targets, PAD not counted."""
+    model.train()
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    logits = model(ids)                                         # (B, T, V)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()

@@ -60,6 +60,10 @@ SOURCED = {
         "0.448": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
         "0.405": "arithmetic: a mean over seeds of mask_rule.json (SEED_MEANS)",
     },
+    "docs/results/speed.md": {
+        "68": "arithmetic: a (64, 4, 257, 257) float32 array is 64 x 4 x 257 x 257 x 4 bytes",
+        "16": "the classroom's d_k: d_model 64 over 4 heads",
+    },
     "README.md": {
         "80": "BERT's 80/10/10 corruption rule (Devlin et al. 2019, section 3.1; tasks/masked_lm.py)",
         "2.079": "arithmetic: ln 8, the loss of a uniform guess over mlm's 8 symbols",

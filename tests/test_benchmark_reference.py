@@ -58,3 +58,21 @@ def test_greedy_decoding_agrees():
     theirs_ids = reference.greedy(theirs, torch.from_numpy(batch.src), 11).numpy()    # (16, 11)
     assert len(np.unique(ours_ids)) >= 3             # an untrained model, but not one that only says EOS
     np.testing.assert_array_equal(ours_ids, theirs_ids[:, :ours_ids.shape[1]])
+
+
+def test_the_gpt_reference_gives_the_same_losses():
+    """The text task's GPT (GPT-2's block) and torch_reference.GPT, same weights and batches, 5 steps."""
+    from tinytransformer.tasks import make_task
+    torch.set_num_threads(1)
+    task = make_task("text")
+    ours = task.new_model(task.config(), rng=3)
+    theirs = reference.copy_weights(ours, reference.build_model(reference.config_of(ours), seed=3))
+    ours_optimizer, theirs_optimizer = Adam(ours.parameters(), lr=1e-3), reference.make_optimizer(theirs)
+    rng = np.random.default_rng(4)
+    ours_losses, theirs_losses = [], []
+    for _ in range(5):
+        batch = task.batch(16, rng)
+        ours_losses.append(train_step(ours, ours_optimizer, batch, task.loss))
+        theirs_losses.append(reference.lm_train_step(theirs, theirs_optimizer, *reference.to_tensors(batch), lr=1e-3))
+    np.testing.assert_allclose(ours_losses, theirs_losses, rtol=1e-4)
+    assert ours_losses[-1] < ours_losses[0] - 0.1

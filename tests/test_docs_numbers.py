@@ -1,6 +1,8 @@
 """The results pages and the README's task table quote measured numbers: each must be in a record.
 
-A number written on docs/results/training.md, tokenizers.md or transfer.md, or in the README's table of tasks, must be a value of one of
+A number written on docs/results/training.md, tokenizers.md or transfer.md, in the sections of
+docs/results/speed.md whose scripts write records (SPEED_SECTIONS; its later sections copy a script's printed
+output, dated), or in the README's table of tasks, must be a value of one of
 the JSON records under benchmarks/results/ that the page names (benchmarks/results/NAME.json), as written
 or rounded to the digits the page shows (a share may be written as a percentage), or be an integer from 0
 to 10, a date or a time of day, a reference ("notebook 12"), or be listed in docs_numbers.py with its
@@ -19,7 +21,9 @@ from test_notebooks import number_value, prose_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "benchmarks" / "results"
-PAGES = ["docs/results/training.md", "docs/results/tokenizers.md", "docs/results/transfer.md", "README.md"]
+PAGES = ["docs/results/training.md", "docs/results/tokenizers.md", "docs/results/transfer.md", "docs/results/speed.md",
+         "README.md"]
+SPEED_SECTIONS = ("## A training step at every shape", "## What each speed idiom buys")
 NAMED_RECORD = re.compile(r"benchmarks/results/([\w.-]+\.json)")
 DATE_OR_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b")
 LONG_SERIES = 100          # a list this long (a run's losses) is a curve, not a number the prose quotes
@@ -41,12 +45,22 @@ def record_values(value):
 
 
 def quoted_text(page):
-    """The part of a page the rule reads: a results page whole, the README its table of tasks."""
+    """The part of a page the rule reads: training.md whole, speed.md its SPEED_SECTIONS, the README its table
+    of tasks."""
     text = (ROOT / page).read_text()
     if page == "README.md":
         start = text.index("| task | model |")
         text = text[text.rfind("\n\n", 0, start - 2):text.index("\n\n", start)]    # the paragraph before, the table
+    if page == "docs/results/speed.md":
+        text = "\n".join(section(text, heading) for heading in SPEED_SECTIONS)
     return text
+
+
+def section(text, heading):
+    """The text of a page from heading to the next heading of its level (or the end)."""
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start:] if end < 0 else text[start:end]
 
 
 def matches(written, values):
@@ -123,3 +137,15 @@ def test_a_wrong_listed_mean_is_caught():
     values = docs_numbers.SEED_MEANS["docs/results/transfer.md"]["0.884"](records)
     mean = Decimal(repr(sum(values) / len(values)))
     assert matches("0.884", {mean}) and not matches("0.874", {mean})
+
+
+def test_a_planted_wrong_number_on_the_speed_page_is_caught():
+    page = "docs/results/speed.md"
+    text = quoted_text(page)
+    values, sourced = named_records(text), docs_numbers.SOURCED.get(page, {})
+    assert not unaccounted(text, values, sourced)
+    record = json.loads((RECORDS / "scaling.json").read_text())
+    right = f"**{record['cases']['T=128']['ratio']:.2f}**"
+    assert right in text
+    planted = text.replace(right, "**3.07**", 1)
+    assert [n for n, _ in unaccounted(planted, values, sourced)] == ["3.07"]

@@ -120,7 +120,7 @@ def test_ops_blanks_only_those(tmp_path):
     # the library's attention backward calls softmax_backward, so it waits for it, and says so
     assert done.stdout.rstrip().endswith("25 of 29 pass; not written yet: softmax, layer_norm, rms_norm, attention")
     attention = next(line for line in done.stdout.splitlines() if line.startswith("attention "))
-    assert attention.endswith("write softmax_backward first: tinytransformer/ops/softmax.py:29")
+    assert attention.endswith("write softmax_backward first: tinytransformer/ops/softmax.py:37")
     assert "def log_softmax_backward(dout, cache):\n    out, axis = cache\n    # y_i" in (
         target / "tinytransformer/ops/softmax.py").read_text()
 
@@ -172,7 +172,7 @@ def test_the_command_writes_an_edition_and_says_what_to_write(tmp_path):
     done = cli(REPO, "assignment", str(tmp_path / "class"), "--ops", "softmax")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:2] == [f"wrote a student edition to {tmp_path / 'class'}: 1 function to write",
-                                            "  softmax_backward         tinytransformer/ops/softmax.py:29"]
+                                            "  softmax_backward         tinytransformer/ops/softmax.py:37"]
 
 
 # The notebooks of the edition
@@ -465,7 +465,7 @@ def test_train_names_the_op_the_model_waits_for(tmp_path):
     edition.build_edition(target, ops=["softmax"])
     done = cli(target, "train", "--task", "reverse", "--steps", "5")
     assert done.stderr.splitlines() == ["python -m tinytransformer train: write softmax_backward first: "
-                                        "tinytransformer/ops/softmax.py:29"]
+                                        "tinytransformer/ops/softmax.py:37"]
 
 
 def layer_norm_stub(dout, cache):

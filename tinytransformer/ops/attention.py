@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .checks import check_finite, check_float, check_ids, check_integer, check_mask
-from .softmax import softmax_backward, softmax_forward
+from .softmax import softmax_backward, softmax_into
 
 
 def causal_mask(T, start=0):
@@ -73,10 +73,11 @@ def attention_forward(q, k, v, keep=None, scale=None):
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     check_finite("attention", "scale", scale)
-    scores = q @ k.swapaxes(-1, -2) * scale                # (..., T_q, T_k)
+    # Each (..., T_q, T_k) pass costs; the op owns scores, so the mask and the softmax write into it.
+    scores = (q * scale) @ k.swapaxes(-1, -2)              # (..., T_q, T_k) = q @ k.T * scale, scaling T_q x d_k
     if keep is not None:
-        scores = np.where(keep, scores, -np.inf)           # -inf where not kept
-    probs, _ = softmax_forward(scores, axis=-1)            # (..., T_q, T_k); masked probs are 0
+        np.copyto(scores, -np.inf, where=~keep)            # = np.where(keep, scores, -inf), in place
+    probs = softmax_into(scores, -1, out=scores)           # (..., T_q, T_k) = softmax(scores); masked probs are 0
     out = probs @ v                                        # (..., T_q, d_v)
     return out, (q, k, v, probs, scale)
 
@@ -89,12 +90,13 @@ def attention_forward(q, k, v, keep=None, scale=None):
 
 def attention_backward(dout, cache):
     q, k, v, probs, scale = cache
-    dv = probs.swapaxes(-1, -2) @ dout                     # (..., T_k, d_v)
+    # dv and dk as (small.T @ big).T: the same numbers as big.T @ small, and with the (T_q, T_k)
+    # operand read as it lies in memory BLAS runs them up to twice as fast (1.3x at T = 256)
+    dv = (dout.swapaxes(-1, -2) @ probs).swapaxes(-1, -2)  # (..., T_k, d_v) = A.T @ dout
     dprobs = dout @ v.swapaxes(-1, -2)                     # (..., T_q, T_k)
-    (dscores,) = softmax_backward(dprobs, (probs, -1))     # (..., T_q, T_k)
-    dscores = dscores * scale                              # (..., T_q, T_k)
-    dq = dscores @ k                                       # (..., T_q, d_k)
-    dk = dscores.swapaxes(-1, -2) @ q                      # (..., T_k, d_k)
+    (dS,) = softmax_backward(dprobs, (probs, -1))          # (..., T_q, T_k)
+    dq = dS @ k * scale                                    # (..., T_q, d_k): the scale on T_q x d_k, not on dS
+    dk = (q.swapaxes(-1, -2) @ dS).swapaxes(-1, -2) * scale   # (..., T_k, d_k) = dS.T @ q * scale
     return dq, dk, dv, None
 
 

@@ -232,7 +232,7 @@ def gelu_forward(x):
     """Return (gelu(x), cache): GELU in its tanh form, as GPT-2."""
     check_float("gelu", x=x)
     # tanh form: gelu(x) = 0.5 x (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2/pi)
-    t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))
+    t = np.tanh(GELU_C * (x + 0.044715 * (x * x * x)))     # x * x * x = x ** 3: float32's power is ~300x slower
     return 0.5 * x * (1.0 + t), (x, t)
 
 

@@ -18,12 +18,20 @@ def _row_max(x, axis):
 def softmax_forward(x, axis=-1):
     """Return (the softmax of x along axis, cache): each row sums to 1; a row of -inf gives zeros."""
     check_float("softmax", x=x)
-    e = np.exp(x - _row_max(x, axis))
-    total = e.sum(axis=axis, keepdims=True)                # x's shape with size 1 along axis
+    out = softmax_into(x, axis, np.empty_like(x))
+    return out, (out, axis)
+
+
+def softmax_into(x, axis, out):
+    """Write the softmax of x along axis into out and return it: out may be x itself, an array the caller
+    made and will not read again (attention's scores), which then makes no array of x's size."""
+    np.subtract(x, _row_max(x, axis), out=out)                 # = x - max: every exponent <= 0
+    np.exp(out, out=out)                                       # = e^(x - max), in place
+    total = out.sum(axis=axis, keepdims=True)                  # x's shape with size 1 along axis
     # A fully masked row (all -inf) has e = 0 and total = 0: dividing by 1
     # instead gives probabilities of zero, never 0/0 = nan.
-    out = e / np.where(total == 0, 1, total)
-    return out, (out, axis)
+    out /= np.where(total == 0, 1, total)                      # = e / total, in place
+    return out
 
 
 def softmax_backward(dout, cache):
@@ -31,7 +39,9 @@ def softmax_backward(dout, cache):
     # y = softmax(x): dy_i/dx_j = y_i (delta_ij - y_j), so the Jacobian-vector
     # product is dx = y * (dout - sum_j dout_j y_j)
     weighted = (dout * out).sum(axis=axis, keepdims=True)     # x's shape with 1 along axis: sum_j dout_j y_j
-    return (out * (dout - weighted),)                          # x's shape
+    dx = dout - weighted                                       # x's shape
+    dx *= out                                                  # = out * (dout - weighted), in place
+    return (dx,)
 
 
 def log_softmax_forward(x, axis=-1):

@@ -3,7 +3,9 @@
 ProfilingTape is a Tape that adds up the seconds of every op's forward and
 backward, by op name; the plain Tape carries no timers. What is left of a
 step's wall time is the optimiser and Python's own bookkeeping (building
-Tensors, walking the tape).
+Tensors, walking the tape). Any clock will do: time.process_time counts the
+process's CPU seconds, which a busy machine inflates far less than the wall
+clock (with one BLAS thread; more threads add theirs up).
 """
 import time
 
@@ -11,11 +13,12 @@ from ..tensor import Tape
 
 
 class ProfilingTape(Tape):
-    """A Tape that also fills seconds[name] = {"forward": s, "backward": s, "calls": n}."""
+    """A Tape that also fills seconds[name] = {"forward": s, "backward": s, "calls": n}, timed by clock."""
 
-    def __init__(self):
+    def __init__(self, clock=time.perf_counter):
         super().__init__()
         self.seconds = {}
+        self.clock = clock
 
     def _add(self, name, phase, seconds):
         totals = self.seconds.setdefault(name, {"forward": 0.0, "backward": 0.0, "calls": 0})
@@ -23,27 +26,27 @@ class ProfilingTape(Tape):
         totals["calls"] += phase == "forward"
 
     def run_forward(self, forward, arrays, options):
-        start = time.perf_counter()
+        start = self.clock()
         result = super().run_forward(forward, arrays, options)
-        self._add(forward.__name__.removesuffix("_forward"), "forward", time.perf_counter() - start)
+        self._add(forward.__name__.removesuffix("_forward"), "forward", self.clock() - start)
         return result
 
     def run_backward(self, record, dout):
-        start = time.perf_counter()
+        start = self.clock()
         grads = super().run_backward(record, dout)
-        self._add(record.name, "backward", time.perf_counter() - start)
+        self._add(record.name, "backward", self.clock() - start)
         return grads
 
 
-def profile_steps(model, batch, optimizer, loss_fn, steps=20):
-    """Run `steps` training steps on one batch; return (seconds by op, wall seconds per step).
+def profile_steps(model, batch, optimizer, loss_fn, steps=20, clock=time.perf_counter):
+    """Run `steps` training steps on one batch; return (seconds by op, seconds per step), timed by clock.
 
     loss_fn(model, batch) -> scalar Tensor: any task's loss (tasks/task.py: Task.loss).
     """
     totals = {}
-    start = time.perf_counter()
+    start = clock()
     for _ in range(steps):
-        with ProfilingTape() as tape:
+        with ProfilingTape(clock) as tape:
             loss = loss_fn(model, batch)
         tape.backward(loss)
         optimizer.step()
@@ -52,7 +55,7 @@ def profile_steps(model, batch, optimizer, loss_fn, steps=20):
             into = totals.setdefault(name, {"forward": 0.0, "backward": 0.0, "calls": 0})
             for key in into:
                 into[key] += seconds[key]
-    return totals, (time.perf_counter() - start) / steps
+    return totals, (clock() - start) / steps
 
 
 def profile_table(totals, step_seconds, steps):
