@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tinytransformer.tasks import german
-from tinytransformer.tasks.german import Clause, NounPhrase, Place, Sentence, draws, lexicon, nouns, verbs
+from tinytransformer.tasks.german import Clause, NounPhrase, Place, Sentence, draws, lexicon, nouns, parse, verbs
 
 
 def both(sentence):
@@ -196,3 +196,28 @@ def test_every_drawn_word_is_in_the_vocabularies():
             words = " ".join(german.english_words(sentence)).lower().replace("-", " ").replace("?", "").split()
             assert set(words) <= english
             assert set(german.german_pieces(sentence)) <= pieces
+
+
+@pytest.mark.parametrize("english, german_sentence", [
+    ("the cat sat on the mat", "Die Katze hat auf der Matte gesessen."),
+    ("i love you", "Ich liebe dich."),
+    ("the woman believes that the man does not sleep", "Die Frau glaubt, dass der Mann nicht schläft."),
+    ("the teacher gives the children a book", "Der Lehrer gibt den Kindern ein Buch."),
+    ("where did the dog sleep", "Wo hat der Hund geschlafen?"),
+    ("this is not a book", "Das ist kein Buch."),
+    ("the man says that forty two dogs are sleeping", "Der Mann sagt, dass zweiundvierzig Hunde schlafen."),
+])
+def test_parse_finds_the_grammars_own_translation(english, german_sentence):
+    assert german.german_text(parse.german_of(english.split())) == german_sentence
+
+
+@pytest.mark.parametrize("english", ["the man has one book", "the dog sleeps and the cat sleeps", "sleeps the dog",
+                                     "the the dog sleeps", "the dog"])
+def test_parse_refuses_what_the_grammar_cannot_say(english):
+    assert parse.german_of(english.split()) is None
+
+
+def test_parse_reads_back_what_the_grammar_draws():
+    for sentence in drawn(40, seed=8):
+        words = " ".join(german.english_words(sentence)).lower().replace("-", " ").replace(" ?", "").split()
+        assert parse.german_of(words) == german.german_pieces(sentence)

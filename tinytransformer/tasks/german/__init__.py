@@ -8,6 +8,7 @@ English and in German, one file per idea.
     phrases.py   noun phrases (articles, adjective endings, pronouns, possessives) and places (im Garten)
     clauses.py   clauses and sentences: verb second, verb first, verb last, the perfect's bracket, nicht, kein
     draws.py     descriptions drawn at random from a seed (np.random.Generator), sensible by construction
+    parse.py     an English sentence read back into a description by generating (analysis by synthesis)
     words.py     the vocabularies of both languages, and the English words by part of speech
 
 Every function but draws.py's is deterministic: a description in, its words out. German is written in

@@ -122,17 +122,18 @@ def draw_clause(rng, subordinate=False, numbers=True, may_negate=True, past_allo
     negated = may_negate and rng.random() < 0.25
     if frame == "be":
         clause = draw_be(rng, draw_subject(rng, "PATFDRiouaO", numbers))
-        if negated and clause.object is not None and clause.object.article == "a":
+        if negated and clause.object is not None and clause.object.article in ("a", None):
             clause = clause._replace(object=clause.object._replace(negated=True))     # ist kein Buch
     else:
         verb = pick(rng, list(FRAMES[frame]))
         subject = draw_subject(rng, SUBJECTS.get(verb, "PA"), numbers)
         numbers = numbers and subject.number is None
         obj = receiver = place = None
+        if frame == "with" and rng.random() < 0.35:
+            frame = "intransitive"                         # the children play (in the garden)
         if frame != "intransitive":
             obj = draw_object(rng, verb, subject, numbers and not negated)
-            if negated and frame in ("transitive", "ditransitive") and obj.article in ("a", None) \
-                    and obj.noun in NOUNS:
+            if negated and frame != "with" and obj.article in ("a", None) and obj.noun in NOUNS:
                 obj = obj._replace(negated=True)           # not a ball, not balls -> kein Ball, keine Bälle
             numbers = numbers and obj.number is None
         if frame == "ditransitive":
