@@ -86,3 +86,29 @@ def test_a_sentence_longer_than_the_model_reads_gets_one_line(trained, capsys):
     assert "'and' is not in the vocabulary" in err                     # the words are checked first
     assert main(["translate", "--load", str(model), "The old dog sees the old cat " * 5]) == 2
     assert "a sentence of 35 words is longer than the model reads (max_len 31)" in capsys.readouterr().err
+
+
+def test_words_lists_the_vocabulary_by_part_of_speech_without_a_model(capsys):
+    assert main(["translate", "--words"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    parts = {line.split(" (")[0]: line.split(": ", 1)[1].split() for line in lines}
+    assert {"nouns", "verbs", "adjectives", "pronouns", "prepositions", "question words"} <= set(parts)
+    assert "mat" in parts["nouns"] and "sat" in parts["verbs"] and parts["nouns"] == sorted(parts["nouns"])
+
+
+def test_check_shows_the_grammars_german_where_the_model_differs(trained, capsys):
+    model, _ = trained                                # 150 steps: the model is often wrong
+    capsys.readouterr()
+    sentences = ["The cat sat on the mat.", "The dog the cat."]      # the grammar says the first, not the second
+    assert main(["translate", "--load", str(model), *sentences]) == 0
+    plain = capsys.readouterr().out.splitlines()
+    assert main(["translate", "--load", str(model), "--check", *sentences]) == 0
+    checked = capsys.readouterr().out.splitlines()
+    grammar = "Die Katze hat auf der Matte gesessen."
+    assert plain[0] != grammar and checked[0] == f"{plain[0]}    [the grammar: {grammar}]"
+    assert checked[1] == plain[1]
+
+
+def test_a_missing_load_gets_one_line(capsys):
+    assert main(["translate", "The dog sleeps."]) == 2
+    assert "--load MODEL.npz is required" in capsys.readouterr().err

@@ -46,6 +46,7 @@ from ..decode import beam_search, greedy
 from ..metrics import bleu, chrf
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from . import ding, german
+from .german.parse import german_of
 from .german.draws import COMPOSITIONAL_KINDS, UNSEEN_BRACKET, UNSEEN_NUMBERS, UNSEEN_PAIRS, draw_sentence  # noqa: F401
 from .batches import Batch
 from .sequences import transformer_loss
@@ -166,6 +167,12 @@ def translate(model, sentences, beam=None, vocabulary=VOCABULARY):
     max_len = model.config.max_len
     ids = greedy(model, src, max_len) if beam is None else beam_search(model, src, max_len, beam_width=beam)
     return [vocabulary.german_text(row) for row in ids]
+
+
+def grammar_translation(text):
+    """The grammar's own German for an English sentence (german.parse), or None if the grammar cannot say it."""
+    pieces = german_of(english_tokens(text))
+    return None if pieces is None else german.german_text(pieces)
 
 
 def as_padded(rows):
