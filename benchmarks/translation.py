@@ -75,7 +75,7 @@ def main():
               "runs": []}
     print(f"load average {record['load_average_before']}")
     print(f"{'seed':>4} {'smooth':>6} {'steps':>5} {'wall s':>7} {'BLEU':>6} {'chrF':>6} {'exact':>6} "
-          f"{'beam4':>6}  compositional BLEU (pair, number, negation after dass/weil)")
+          f"{'beam4':>6}  compositional BLEU, kind by kind (translation.COMPOSITIONAL_KINDS)")
     for label_smoothing in args.label_smoothing:
         for seed in args.seeds:
             r = run(seed, label_smoothing, args.pairs)

