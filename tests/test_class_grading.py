@@ -476,7 +476,8 @@ def test_a_hostile_class_is_graded_each_as_it_deserves_and_every_output_complete
         assert graded[name]["ops"]["attention"]["diagnosis"].startswith("fix softmax first")
     assert "null bytes" in graded["NUL byte"]["ops"]["softmax"]["diagnosis"]
     assert "RecursionError" in graded["1+1+ under the limit"]["ops"]["softmax"]["diagnosis"]
-    expected = {"1+1+ 800 KB": "softmax.py is 802580 bytes", "FIFO": "is a FIFO", "/dev/zero": "is a device",
+    deeper = appended(library_files(), FILES["softmax"], "x = " + "1+" * 400_000 + "1")[FILES["softmax"]]
+    expected = {"1+1+ 800 KB": f"softmax.py is {len(deeper.encode())} bytes", "FIFO": "is a FIFO", "/dev/zero": "is a device",
                 "two editions": "two editions in one submission: a/tinytransformer/ and b/tinytransformer/",
                 "deflate bomb": "over 256 KiB uncompressed", "400 MB source": "is 419430400 bytes",
                 "name not UTF-8": "UnicodeDecodeError"}
