@@ -66,6 +66,7 @@ LEFT_OUT = {
     "tests/test_site.py": "checks the book's build and the project's CI files, which an edition has not",
     "tests/test_docs_numbers.py": "reads the number rules of tests/test_notebooks.py, which is left out",
     "benchmarks/ab_speedups.py": "holds complete backward passes, the speed-ups it measures",
+    "benchmarks/speed_idioms.py": "times pieces of the backward passes, each idiom against its plain form",
 }
 
 
