@@ -140,7 +140,9 @@ def _docstring(node, forward, qualname, indent):
 
 def _what_to_return(node, forward):
     """What the function must return, in a sentence or two."""
-    returned = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
+    inner = {id(r) for f in ast.walk(node) if f is not node and isinstance(f, ast.FunctionDef) for r in ast.walk(f)}
+    returned = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None
+                and id(r) not in inner]                      # its own returns, not a function's defined inside it
     if not returned:
         return ["Return nothing."]
     value = returned[-1]

@@ -11,6 +11,8 @@ import numpy as np
 from .checks import check_finite, check_float, check_ids, check_integer, check_mask
 from .softmax import softmax_backward, softmax_into
 
+CACHE_BYTES = 2 * 2**20     # a few sequences' (T_q, T_k) arrays: 2 MiB measured best between 0.5 and 8 MiB
+
 
 def causal_mask(T, start=0):
     """(T, T) keep-mask, True on and below the diagonal: position t sees 0..t.
@@ -73,13 +75,40 @@ def attention_forward(q, k, v, keep=None, scale=None):
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     check_finite("attention", "scale", scale)
-    # Each (..., T_q, T_k) pass costs; the op owns scores, so the mask and the softmax write into it.
-    scores = (q * scale) @ k.swapaxes(-1, -2)              # (..., T_q, T_k) = q @ k.T * scale, scaling T_q x d_k
-    if keep is not None:
-        np.copyto(scores, -np.inf, where=~keep)            # = np.where(keep, scores, -inf), in place
-    probs = softmax_into(scores, -1, out=scores)           # (..., T_q, T_k) = softmax(scores); masked probs are 0
-    out = probs @ v                                        # (..., T_q, d_v)
-    return out, (q, k, v, probs, scale)
+    probs = np.empty(scores_shape, np.result_type(q, k))  # (..., T_q, T_k), filled a few sequences at a time
+    masked = None if keep is None else np.broadcast_to(~keep, scores_shape)   # True where a score is masked
+    out = [_forward_rows(q[rows], k[rows], v[rows], None if keep is None else masked[rows], scale, probs[rows])
+           for rows in _cache_sized_rows(probs)]
+    return _stacked(out), (q, k, v, probs, scale)          # out (..., T_q, d_v)
+
+
+def _forward_rows(q, k, v, masked, scale, probs):
+    """Attention for some rows of the batch; their probabilities are written into probs, their output returned."""
+    # Each (..., T_q, T_k) pass costs; the op owns probs, so the product, the mask and the softmax write into it.
+    scores = np.matmul(q * scale, k.swapaxes(-1, -2), out=probs)   # = q @ k.T * scale, scaling T_q x d_k
+    if masked is not None:
+        np.copyto(scores, -np.inf, where=masked)           # = np.where(keep, scores, -inf), in place
+    softmax_into(scores, -1, out=scores)                   # A = softmax(scores); masked probs are 0
+    return probs @ v                                       # (..., T_q, d_v)
+
+
+def _cache_sized_rows(scores):
+    """Slices of the first axis of scores (..., T_q, T_k), as few as hold at most CACHE_BYTES each (or one row).
+
+    A whole batch's (T_q, T_k) arrays outgrow the core's cache at long lengths, and then each pass over them
+    waits on memory; a few sequences at a time, every pass stays in the cache. Each sequence's numbers are the
+    same either way. A 2-axis scores (T_q, T_k) is one slice.
+    """
+    if scores.ndim < 3:
+        return [slice(None)]
+    n_slices = max(1, math.ceil(scores.nbytes / CACHE_BYTES))
+    rows = math.ceil(len(scores) / n_slices)                 # the rows shared out evenly
+    return [slice(start, start + rows) for start in range(0, len(scores), rows)]
+
+
+def _stacked(parts):
+    """The parts of the batch's rows as one array (the part itself when there is one)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 # Backward, with A = probs and S = the scaled, masked scores:
@@ -90,13 +119,20 @@ def attention_forward(q, k, v, keep=None, scale=None):
 
 def attention_backward(dout, cache):
     q, k, v, probs, scale = cache
-    # dv and dk as (small.T @ big).T: the same numbers as big.T @ small, and with the (T_q, T_k)
-    # operand read as it lies in memory BLAS runs them up to twice as fast (1.3x at T = 256)
-    dv = (dout.swapaxes(-1, -2) @ probs).swapaxes(-1, -2)  # (..., T_k, d_v) = A.T @ dout
-    dprobs = dout @ v.swapaxes(-1, -2)                     # (..., T_q, T_k)
-    (dS,) = softmax_backward(dprobs, (probs, -1))          # (..., T_q, T_k)
-    dq = dS @ k * scale                                    # (..., T_q, d_k): the scale on T_q x d_k, not on dS
-    dk = (q.swapaxes(-1, -2) @ dS).swapaxes(-1, -2) * scale   # (..., T_k, d_k) = dS.T @ q * scale
+
+    def rows_backward(dout, q, k, v, probs):
+        # dv and dk as (small.T @ big).T: the same numbers as big.T @ small, and with the (T_q, T_k)
+        # operand read as it lies in memory BLAS runs them faster (results/speed_idioms.json)
+        dv = (dout.swapaxes(-1, -2) @ probs).swapaxes(-1, -2)  # (..., T_k, d_v) = A.T @ dout
+        dprobs = dout @ v.swapaxes(-1, -2)                     # (..., T_q, T_k)
+        (dS,) = softmax_backward(dprobs, (probs, -1))          # (..., T_q, T_k)
+        dq = dS @ k * scale                                    # (..., T_q, d_k): the scale on T_q x d_k, not on dS
+        dk = (q.swapaxes(-1, -2) @ dS).swapaxes(-1, -2) * scale   # (..., T_k, d_k) = dS.T @ q * scale
+        return dq, dk, dv
+
+    # a few sequences at a time, as the forward, so that every pass over (T_q, T_k) stays in the cache
+    grads = [rows_backward(dout[rows], q[rows], k[rows], v[rows], probs[rows]) for rows in _cache_sized_rows(probs)]
+    dq, dk, dv = (_stacked(parts) for parts in zip(*grads))   # each as q, k, v
     return dq, dk, dv, None
 
 
