@@ -20,7 +20,8 @@ def embedding_backward(dout, cache):
     # forward: out[n] = table[ids[n]] = one_hot(ids)[n] @ table  ->  dtable = one_hot(ids).T @ dout
     # (a token used twice gets the sum of both gradients)
     flat_ids = ids.reshape(-1)                                                    # (N,)
-    one_hot = (flat_ids[:, None] == np.arange(table_shape[0])).astype(dout.dtype)  # (N, V)
+    one_hot = np.zeros((flat_ids.size, table_shape[0]), dout.dtype)              # (N, V)
+    one_hot[np.arange(flat_ids.size), flat_ids] = 1                               # a 1 at each row's id
     dtable = one_hot.T @ dout.reshape(flat_ids.size, -1)                          # (V, d_model)
     return None, dtable
 

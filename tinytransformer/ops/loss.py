@@ -44,8 +44,10 @@ def cross_entropy_backward(dout, cache):
     # loss = -(1/n) sum_counted sum_v q_v log softmax(z)_v  ->  dz = (softmax(z) - q) / n
     # at counted positions (sum_v q_v = 1), and 0 at ignored ones
     # with q = (1 - label_smoothing) * one_hot(target) + label_smoothing / V, subtracted term by term
-    probs = np.exp(logp)                                                        # (..., V) softmax(z)
-    one_hot = (safe_targets[..., None] == np.arange(V)).astype(probs.dtype)     # (..., V)
-    probs_minus_q = probs - label_smoothing / V - (1.0 - label_smoothing) * one_hot   # (..., V)
+    probs_minus_q = np.exp(logp)                                                # (..., V) softmax(z)
+    probs_minus_q -= label_smoothing / V                                        # in place
+    rows = probs_minus_q.reshape(-1, V)                                         # (N, V), a view
+    # = probs_minus_q - (1 - label_smoothing) * one_hot(target), subtracted only where one_hot is 1
+    rows[np.arange(len(rows)), safe_targets.reshape(-1)] -= 1.0 - label_smoothing
     dlogits = probs_minus_q * ((dout / n) * counted[..., None])                # (..., V), 0 where ignored
     return dlogits, None
