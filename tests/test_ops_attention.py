@@ -126,3 +126,40 @@ def test_attention_from_primitives_equals_the_fused_op(rng):
     for name in shapes:
         np.testing.assert_allclose(fused[name].grad, built[name].grad, rtol=1e-10, atol=1e-13, err_msg=name)
 
+
+
+def whole_batch_and_sliced(monkeypatch, q, k, v, keep, dout, cache_bytes):
+    """(out, probs, dq, dk, dv) of attention over the whole batch, and again with slices of at most cache_bytes."""
+    results = []
+    for budget in (math.inf, cache_bytes):
+        monkeypatch.setattr(ops.attention, "CACHE_BYTES", budget)
+        out, cache = ops.attention_forward(q, k, v, keep)
+        results.append((out, cache[3], *ops.attention_backward(dout, cache)[:3]))
+    return results
+
+
+def test_attention_in_slices_gives_the_whole_batchs_bits(rng, monkeypatch):
+    for dtype, lead, keep_shape in ((np.float32, (7, 2), (9, 9)), (np.float64, (5, 3), (5, 1, 1, 9)),
+                                    (np.float32, (6, 2), (6, 1, 9, 9))):
+        q, k, v, dout = (rng.standard_normal(lead + (9, 4)).astype(dtype) for _ in range(4))
+        keep = rng.random(keep_shape) < 0.7
+        keep[..., 0] = True
+        row_bytes = 2 * 9 * 9 * np.dtype(dtype).itemsize                     # one sequence's scores
+        for budget in (1, row_bytes, 2 * row_bytes + 1):                     # one row, one row, two rows a slice
+            whole, sliced = whole_batch_and_sliced(monkeypatch, q, k, v, keep, dout, budget)
+            for a, b in zip(whole, sliced):
+                assert a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_array_equal(a, b)
+
+
+def test_cache_sized_rows_cover_the_batch_evenly_within_the_budget(monkeypatch):
+    monkeypatch.setattr(ops.attention, "CACHE_BYTES", 1000)
+    for batch, row_bytes in ((64, 4 * 11 * 11 * 4), (7, 100), (1, 5000), (13, 1000), (0, 100)):
+        scores = np.empty((batch, row_bytes // 4), np.float32)[..., None]    # (B, row, 1): row_bytes a sequence
+        slices = ops.attention._cache_sized_rows(scores)
+        covered = [list(range(batch))[s] for s in slices]
+        assert [i for part in covered for i in part] == list(range(batch))   # every row once, in order
+        rows = [len(part) for part in covered]
+        assert len(set(rows[:-1])) <= 1 and rows[-1] <= rows[0]              # shared out evenly
+        assert all(r * row_bytes <= 1000 or r <= 1 for r in rows)            # within the budget, or one row
+    assert ops.attention._cache_sized_rows(np.empty((5, 5))) == [slice(None)]   # (T_q, T_k): no batch to slice

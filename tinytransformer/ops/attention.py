@@ -97,9 +97,9 @@ def _cache_sized_rows(scores):
 
     A whole batch's (T_q, T_k) arrays outgrow the core's cache at long lengths, and then each pass over them
     waits on memory; a few sequences at a time, every pass stays in the cache. Each sequence's numbers are the
-    same either way. A 2-axis scores (T_q, T_k) is one slice.
+    same either way. A 2-axis scores (T_q, T_k), or an empty batch, is one slice.
     """
-    if scores.ndim < 3:
+    if scores.ndim < 3 or len(scores) == 0:
         return [slice(None)]
     n_slices = max(1, math.ceil(scores.nbytes / CACHE_BYTES))
     rows = math.ceil(len(scores) / n_slices)                 # the rows shared out evenly
@@ -120,9 +120,9 @@ def _stacked(parts):
 def attention_backward(dout, cache):
     q, k, v, probs, scale = cache
 
-    def rows_backward(dout, q, k, v, probs):
+    def gradients(dout, q, k, v, probs):
         # dv and dk as (small.T @ big).T: the same numbers as big.T @ small, and with the (T_q, T_k)
-        # operand read as it lies in memory BLAS runs them faster (results/speed_idioms.json)
+        # operand read as it lies in memory BLAS runs them faster (benchmarks/results/speed_idioms.json)
         dv = (dout.swapaxes(-1, -2) @ probs).swapaxes(-1, -2)  # (..., T_k, d_v) = A.T @ dout
         dprobs = dout @ v.swapaxes(-1, -2)                     # (..., T_q, T_k)
         (dS,) = softmax_backward(dprobs, (probs, -1))          # (..., T_q, T_k)
@@ -131,7 +131,7 @@ def attention_backward(dout, cache):
         return dq, dk, dv
 
     # a few sequences at a time, as the forward, so that every pass over (T_q, T_k) stays in the cache
-    grads = [rows_backward(dout[rows], q[rows], k[rows], v[rows], probs[rows]) for rows in _cache_sized_rows(probs)]
+    grads = [gradients(dout[rows], q[rows], k[rows], v[rows], probs[rows]) for rows in _cache_sized_rows(probs)]
     dq, dk, dv = (_stacked(parts) for parts in zip(*grads))   # each as q, k, v
     return dq, dk, dv, None
 
