@@ -10,7 +10,9 @@ steps each, the order swapped every round, so that whatever else the machine
 does falls on both alike. A step's time is CPU time (time.process_time: the
 process's user and system seconds, which a busy machine inflates far less than
 the wall clock); each side's figure is the median over the rounds of its
-blocks' time per step. Recorded, not printed: where tinytransformer's step
+blocks' time per step, and the ratio is the median of the rounds' ratios
+(a round's two blocks run back to back, so the machine's drift falls on both),
+printed with their quartiles. Recorded, not printed: where tinytransformer's step
 goes, op by op (CPU ms of 2 profiled steps). Also printed: the BLAS kernel NumPy runs, the load, and
 the fraction of the core's matrix-product peak (the faster side's GFLOP/s on a
 1024 x 1024 x 1024 float32 product) that each side's step reaches, counting the
@@ -20,7 +22,7 @@ OpenBLAS picks its kernel for the CPU unless OPENBLAS_CORETYPE names one, and
 OPENBLAS_L2_SIZE changes its blocking; both are left for other commands, but
 this script runs without them: if either is set it starts itself again with
 both removed (and says so), unless --keep-openblas-env. Run from the
-repository root (about 5 minutes with the defaults):
+repository root (about 3 minutes with the defaults):
 
     PYTHONPATH=. python benchmarks/scaling.py [--rounds 3 --cases classroom T=128 --no-record]
 
@@ -55,7 +57,7 @@ CASES = {
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3, help="blocks each library takes, in turns")
+    parser.add_argument("--rounds", type=int, default=9, help="blocks each library takes, in turns")
     parser.add_argument("--cases", nargs="+", choices=tuple(CASES), default=tuple(CASES))
     parser.add_argument("--keep-openblas-env", action="store_true",
                         help="run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE as the environment sets them")
@@ -195,8 +197,19 @@ def time_case(name, reference, rounds):
         record[side] = {"ms": round(statistics.median(ms[side]), 2), "blocks_ms": [round(x, 2) for x in ms[side]],
                         "page_faults_per_step": round(statistics.median(faults[side]))}
     if "PyTorch" in steps:
-        record["ratio"] = round(record["tinytransformer"]["ms"] / record["PyTorch"]["ms"], 2)
+        # each round's two blocks ran back to back: their ratio is the least disturbed by the machine's drift
+        ratios = [ours / theirs for ours, theirs in zip(ms["tinytransformer"], ms["PyTorch"])]
+        record["ratio"] = round(statistics.median(ratios), 2)
+        record["ratio_quartiles"] = [round(q, 2) for q in quartiles(ratios)]
     return record
+
+
+def quartiles(values):
+    """The first and third quartiles of values (both the one value when there is one)."""
+    if len(values) == 1:
+        return values * 2
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return [q1, q3]
 
 
 def add_shares(case, peak):
@@ -238,7 +251,8 @@ def main(argv=None):
         cases[name] = case = time_case(name, reference, args.rounds)
         add_shares(case, peak)
         print(f"{name:<12} tinytransformer {case['tinytransformer']['ms']:9.2f} ms"
-              + (f"   PyTorch {case['PyTorch']['ms']:9.2f} ms   ratio {case['ratio']:.2f}" if "ratio" in case else "")
+              + (f"   PyTorch {case['PyTorch']['ms']:9.2f} ms   ratio {case['ratio']:.2f} "
+                 f"({case['ratio_quartiles'][0]:.2f}-{case['ratio_quartiles'][1]:.2f})" if "ratio" in case else "")
               + f"   (load {load_average()})", flush=True)
     record = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.processor() or
               platform.machine(), "cpus": os.cpu_count(), "blas": kernel, "numpy": np.__version__,
