@@ -65,6 +65,9 @@ SOURCED = {
     "docs/results/speed.md": {
         "68": "arithmetic: a (64, 4, 257, 257) float32 array is 64 x 4 x 257 x 257 x 4 bytes",
         "16": "the classroom's d_k: d_model 64 over 4 heads",
+        "17": "arithmetic: a (64, 4, 129, 129) float32 array is 64 x 4 x 129 x 129 x 4 bytes",
+        "32": "the machine's L3 cache, 32 MiB (lscpu)",
+        "1539": "translate's vocabulary: make_task('translate').config().vocab_size (notebook 15 prints it)",
     },
     "README.md": {
         "80": "BERT's 80/10/10 corruption rule (Devlin et al. 2019, section 3.1; tasks/masked_lm.py)",

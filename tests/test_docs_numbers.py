@@ -108,15 +108,20 @@ def test_sourced_numbers_are_on_the_page(page):
     assert not stale, f"{page}: tests/docs_numbers.py lists {stale}, which the page does not write"
 
 
-def test_a_planted_wrong_number_is_caught():
-    text = quoted_text("docs/results/training.md")
-    values, sourced = named_records(text), docs_numbers.SOURCED["docs/results/training.md"]
+def numbers_caught(page, right, wrong):
+    """The numbers the rule catches on page once the number written as right (which must be on it, and be
+    accounted for) is replaced by wrong."""
+    text = quoted_text(page)
+    values, sourced = named_records(text), docs_numbers.SOURCED.get(page, {})
     assert not unaccounted(text, values, sourced)
+    assert right in text
+    return [n for n, _ in unaccounted(text.replace(right, wrong, 1), values, sourced)]
+
+
+def test_a_planted_wrong_number_is_caught():
     record = json.loads((RECORDS / "train_tasks.json").read_text())
     right = f"{100 * record['copy']['runs'][0]['test_exact_match']:.1f}%"
-    assert right in text
-    planted = text.replace(right, "93.7%", 1)
-    assert [n for n, _ in unaccounted(planted, values, sourced)] == ["93.7"]
+    assert numbers_caught("docs/results/training.md", right, "93.7%") == ["93.7"]
 
 
 @pytest.mark.parametrize("page", sorted(docs_numbers.SEED_MEANS))
@@ -140,12 +145,6 @@ def test_a_wrong_listed_mean_is_caught():
 
 
 def test_a_planted_wrong_number_on_the_speed_page_is_caught():
-    page = "docs/results/speed.md"
-    text = quoted_text(page)
-    values, sourced = named_records(text), docs_numbers.SOURCED.get(page, {})
-    assert not unaccounted(text, values, sourced)
     record = json.loads((RECORDS / "scaling.json").read_text())
     right = f"**{record['cases']['T=128']['ratio']:.2f}**"
-    assert right in text
-    planted = text.replace(right, "**3.07**", 1)
-    assert [n for n, _ in unaccounted(planted, values, sourced)] == ["3.07"]
+    assert numbers_caught("docs/results/speed.md", right, "**3.07**") == ["3.07"]
