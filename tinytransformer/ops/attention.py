@@ -11,7 +11,9 @@ import numpy as np
 from .checks import check_finite, check_float, check_ids, check_integer, check_mask
 from .softmax import softmax_backward, softmax_into
 
-CACHE_BYTES = 2 * 2**20     # a few sequences' (T_q, T_k) arrays: 2 MiB measured best between 0.5 and 8 MiB
+# The most of the (T_q, T_k) arrays attention works on at a time: of 0.5 to 8 MiB, 2 MiB was the fastest
+# at lengths 129 and 257 (benchmarks/results/speed_idioms.json)
+CACHE_BYTES = 2 * 2**20
 
 
 def causal_mask(T, start=0):
