@@ -33,7 +33,7 @@ def test_each_row_of_the_table_is_its_runs_summed_up(name):
                     (row["readout"], row["labelled"], start)]
             assert sorted(r["seed"] for r in runs) == sorted(seeds)
             final[start] = [next(r["accuracy"] for r in runs if r["seed"] == seed) for seed in seeds]
-            assert all(r["accuracy"] == r["history"][-1][1] for r in runs)          # the last evaluation
+            assert all(r["validation_accuracy"] == r["history"][-1][1] for r in runs)   # its last evaluation
             assert row[start]["mean"] == pytest.approx(statistics.mean(final[start]))
             assert row[start]["sd"] == pytest.approx(statistics.stdev(final[start]))
         assert row["gap"] == pytest.approx(row["pretrained"]["mean"] - row["scratch"]["mean"])
@@ -42,12 +42,14 @@ def test_each_row_of_the_table_is_its_runs_summed_up(name):
 
 def test_the_recorded_curve_shows_where_pretraining_pays_and_where_the_gap_closes():
     """What the transfer results page and notebook 12 say of it: with the cloze readout pretraining is at least 5 points
-    ahead with 16 to 64 labelled sequences, and from 128 on within the spread of training from scratch
-    (+0.011 at 128, sd 0.014); with [CLS] behind at every size."""
+    ahead with 16 to 64 labelled sequences, on every seed, and from 128 on within the spread of training from scratch
+    (+0.012 at 128, sd 0.014); with [CLS] never ahead by more than the spread (16 and 32), and behind from 64 on."""
     table = {(row["readout"], row["labelled"]): row for row in load("curve")["table"]}
-    assert all(table["cloze", n]["gap"] >= 0.05 for n in (16, 32, 64))
+    assert all(table["cloze", n]["gap"] >= 0.05 and table["cloze", n]["pretrained_ahead"] == 5 for n in (16, 32, 64))
     assert all(row["gap"] < row["scratch"]["sd"] for (readout, n), row in table.items() if readout == "cloze" and n >= 128)
-    assert all(row["gap"] < 0 for (readout, _), row in table.items() if readout == "cls")
+    cls = {n: row for (readout, n), row in table.items() if readout == "cls"}
+    assert all(row["gap"] < min(row["scratch"]["sd"], row["pretrained"]["sd"]) for row in cls.values())
+    assert all(row["gap"] < 0 for n, row in cls.items() if n >= 64)
 
 
 def test_the_transfer_results_page_shows_the_recorded_tables():
