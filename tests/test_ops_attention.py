@@ -144,8 +144,8 @@ def test_attention_in_slices_gives_the_whole_batchs_bits(rng, monkeypatch):
         q, k, v, dout = (rng.standard_normal(lead + (9, 4)).astype(dtype) for _ in range(4))
         keep = rng.random(keep_shape) < 0.7
         keep[..., 0] = True
-        row_bytes = 2 * 9 * 9 * np.dtype(dtype).itemsize                     # one sequence's scores
-        for budget in (1, row_bytes, 2 * row_bytes + 1):                     # one row, one row, two rows a slice
+        row_bytes = lead[1] * 9 * 9 * np.dtype(dtype).itemsize               # one sequence's scores
+        for budget in (1, row_bytes, 2 * row_bytes + 1):                     # below a row, a row, two rows
             whole, sliced = whole_batch_and_sliced(monkeypatch, q, k, v, keep, dout, budget)
             for a, b in zip(whole, sliced):
                 assert a.dtype == b.dtype and a.shape == b.shape
@@ -154,12 +154,13 @@ def test_attention_in_slices_gives_the_whole_batchs_bits(rng, monkeypatch):
 
 def test_cache_sized_rows_cover_the_batch_evenly_within_the_budget(monkeypatch):
     monkeypatch.setattr(ops.attention, "CACHE_BYTES", 1000)
-    for batch, row_bytes in ((64, 4 * 11 * 11 * 4), (7, 100), (1, 5000), (13, 1000), (0, 100)):
+    for batch, row_bytes in ((64, 4 * 11 * 11 * 4), (7, 100), (1, 5000), (13, 1000), (0, 100), (64, 160), (5, 400)):
         scores = np.empty((batch, row_bytes // 4), np.float32)[..., None]    # (B, row, 1): row_bytes a sequence
         slices = ops.attention._cache_sized_rows(scores)
         covered = [list(range(batch))[s] for s in slices]
         assert [i for part in covered for i in part] == list(range(batch))   # every row once, in order
         rows = [len(part) for part in covered]
         assert len(set(rows[:-1])) <= 1 and rows[-1] <= rows[0]              # shared out evenly
-        assert all(r * row_bytes <= 1000 or r <= 1 for r in rows)            # within the budget, or one row
+        assert all(r * row_bytes < 1000 + row_bytes for r in rows)           # within the budget and a row
+        assert len(slices) <= max(1, -(-batch * row_bytes // 1000))         # no more slices than the budget needs
     assert ops.attention._cache_sized_rows(np.empty((5, 5))) == [slice(None)]   # (T_q, T_k): no batch to slice

@@ -11,7 +11,7 @@ import numpy as np
 from .checks import check_finite, check_float, check_ids, check_integer, check_mask
 from .softmax import softmax_backward, softmax_into
 
-# The most of the (T_q, T_k) arrays attention works on at a time: of 0.5 to 8 MiB, 2 MiB was the fastest
+# About how much of the (T_q, T_k) arrays attention works on at a time: of 0.5 to 8 MiB, 2 MiB was the fastest
 # at lengths 129 and 257 (benchmarks/results/speed_idioms.json)
 CACHE_BYTES = 2 * 2**20
 
@@ -95,7 +95,8 @@ def _forward_rows(q, k, v, masked, scale, probs):
 
 
 def _cache_sized_rows(scores):
-    """Slices of the first axis of scores (..., T_q, T_k), as few as hold at most CACHE_BYTES each (or one row).
+    """Slices of the first axis of scores (..., T_q, T_k): as many as CACHE_BYTES needs, the rows shared out
+    evenly, so that a slice holds at most CACHE_BYTES and one row more.
 
     A whole batch's (T_q, T_k) arrays outgrow the core's cache at long lengths, and then each pass over them
     waits on memory; a few sequences at a time, every pass stays in the cache. Each sequence's numbers are the
