@@ -22,7 +22,7 @@ def test_every_benchmark_compiles(script, tmp_path):
                          ids=[s.name for s in SCRIPTS if s.name not in MODULES | POSITIONAL])
 def test_every_benchmark_answers_help(script):
     done = subprocess.run([sys.executable, str(script), "--help"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0 and "usage:" in done.stdout, done.stderr
 
 

@@ -39,7 +39,7 @@ def cli(folder, *args):
     """python -m tinytransformer ARGS, run in folder with folder's package first on the path."""
     env = {**os.environ, "PYTHONPATH": str(folder), "OPENBLAS_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, "-m", "tinytransformer", *args], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
 
 
 def restore(folder, *paths):

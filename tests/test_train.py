@@ -84,14 +84,21 @@ def test_same_seed_same_losses_bit_for_bit_other_seed_differs():
 def test_copy_and_reverse_give_the_losses_recorded_before_the_loop_served_every_task(name):
     # Recorded with the loop before tasks.py (train.py of e53f26d). Any change of the loop (another batch,
     # seed stream, schedule step or loss) moves a loss by far more than the tolerances below, which only
-    # absorb rounding: another CPU's BLAS kernels, or an op rewritten to round differently (float32 losses
-    # moved by up to 1e-5 when issue 11 rewrote the sums; float64 by 3e-16). Evaluations may differ by a row.
+    # absorb rounding: another CPU's BLAS kernel, or an op rewritten to round differently. A learning rate
+    # 1% off, or a warmup one step longer, moves the float32 losses by over 1e-2 from step 2 on. Rounding
+    # grows with the steps, as training amplifies it: measured against the records with every OpenBLAS kernel
+    # this CPU runs (OPENBLAS_CORETYPE Prescott, Nehalem, Sandybridge, Haswell, SkylakeX), float32 losses
+    # differ by at most 5e-7 (relative) in the first 20 steps and 3.7e-4 at step 30 (Haswell's, "reverse");
+    # float64 by 3e-16. The tolerances keep 8 times that or more. Evaluations may differ by a row.
     run = json.loads(REFERENCE.read_text())[name]
     config = small_config(**run["config"])
     result = train(config, run["task"], progress=False, **run["options"])
     recorded = [float.fromhex(loss) for loss in run["losses"]]
-    rtol = 1e-9 if config.dtype == "float64" else 1e-4
-    np.testing.assert_allclose(result.losses, recorded, rtol=rtol, atol=0)
+    if config.dtype == "float64":
+        np.testing.assert_allclose(result.losses, recorded, rtol=1e-9, atol=0)
+    else:
+        np.testing.assert_allclose(result.losses[:20], recorded[:20], rtol=1e-5, atol=0)
+        np.testing.assert_allclose(result.losses, recorded, rtol=3e-3, atol=0)
     # The held-out set of then is the test split now, measured once after the last step (these runs have no
     # target: they run to the end); the evaluations during training read the validation split instead.
     rows = run["options"].get("n_held_out", 1000)
