@@ -11,10 +11,10 @@ import functools
 import itertools
 
 from .clauses import Clause, Sentence, english_clause, english_rest, german_pieces
-from .lexicon import ACCUSATIVE, ADVERBS, DATIVE, NOMINATIVE, POSSESSIVES, PRONOUNS, QUESTION_WORDS
-from .nouns import ADJECTIVES, NOUNS, PREPOSITIONS
+from .lexicon import ACCUSATIVE, ADVERBS, DATIVE, FEMININE, NOMINATIVE, POSSESSIVES, PRONOUNS, QUESTION_WORDS
+from .nouns import ADJECTIVES, NOUNS, PREPOSITIONS, PROFESSIONS, SEX
 from .numbers import NUMBERS, english_number
-from .phrases import DEMONSTRATIVES, NounPhrase, Place, english_noun_phrase
+from .phrases import DEMONSTRATIVES, NounPhrase, Place, english_noun_phrase, person
 from .verbs import VERB_TABLES
 
 BE_WORDS = {"am", "is", "are", "was", "were"}
@@ -127,7 +127,7 @@ def clauses_of(words, budget):
         for subject, rest, (tense, progressive, negated) in itertools.product(subjects, rests, flags):
             clause = Clause(subject, lemma, negated=negated, adverb=adverb, tense=tense, progressive=progressive,
                             question=question, **rest)
-            if not kein_as_drawn(clause, frame):
+            if not kein_as_drawn(clause, frame) or not profession_sayable(clause):
                 continue
             if [w.lower() for w in english_clause(clause)] == words and clause not in matches:
                 matches.append(clause)
@@ -156,6 +156,16 @@ def kein_as_drawn(clause, frame):
     return obj.negated == kein
 
 
+def profession_sayable(clause):
+    """False for "be" and a profession the grammar's German would get wrong: one person whose sex it does not
+    know (I am a teacher: Lehrer or Lehrerin?), or women (it has no word Lehrerinnen)."""
+    if clause.verb != "be" or clause.object is None or clause.object.noun not in PROFESSIONS:
+        return True
+    if clause.subject.plural or person(clause.subject) == 3:
+        return SEX.get(clause.subject.noun) != FEMININE
+    return clause.subject.noun in SEX
+
+
 def parse(words):
     """The Sentence whose English is words (lower case, no final punctuation, "forty two" as two words), or
     None if the grammar cannot say it (or cannot try all its readings: TRIES)."""
@@ -178,7 +188,7 @@ def reading(words):
                     return Sentence(mains[0], word, seconds[0]), None
     except TooManyReadings as error:
         return None, str(error)
-    return None, "the grammar cannot say it"
+    return None, "outside the grammar the model was taught"
 
 
 def join_numbers(words):
