@@ -40,6 +40,8 @@ def test_a_profession_after_be_in_both_languages(english, german_sentence):
     "i am a teacher",                   # Lehrer or Lehrerin: the grammar cannot know (it said ein Lehrer)
     "you are my teacher",
     "this is my teacher",
+    "the boy is not at school",         # a singular noun that can be counted needs an article (it said an Schule)
+    "the man sees ball",
 ])
 def test_a_profession_the_grammar_cannot_say_right_is_refused(english):
     assert grammar(english) is None

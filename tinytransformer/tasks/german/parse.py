@@ -60,7 +60,8 @@ def noun_phrases(words, budget):
             for article, number, adjective, negated in itertools.product(articles, numbers, adjectives,
                                                                          (False, True)):
                 if (number is not None and (not plural or article is not None)) or \
-                        (negated and article not in ("a", None)) or (article == "a" and plural):
+                        (negated and article not in ("a", None)) or (article == "a" and plural) or \
+                        (article is None and not plural and entry.plural is not None):   # "at school": no
                     continue
                 phrases.append(NounPhrase(noun, plural, article, number, adjective, negated))
     return phrases
