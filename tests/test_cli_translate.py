@@ -240,6 +240,17 @@ def test_german_the_grammar_cannot_check_is_said_so_in_every_mode(trained, capsy
     assert second.strip().endswith(OUTSIDE)
 
 
+def test_the_warning_says_what_may_have_put_a_sentence_outside_the_grammar(trained, capsys):
+    model, _ = trained
+    capsys.readouterr()
+    assert main(["translate", "--load", str(model), "The boy is sleeping now.", "I go to school!"]) == 0
+    now, school = capsys.readouterr().out.splitlines()
+    assert now.endswith("    [not checked: outside the grammar the model was taught (it says 'now' first: 'now the "
+                        "boy is sleeping')]")
+    assert school.endswith("    [not checked: outside the grammar the model was taught ('to' only in 'next to', and "
+                           "after give, show, bring, send: gives the ball to the child)]")
+
+
 def test_the_python_api_says_which_german_was_checked(trained):
     from tinytransformer.checkpoint import load_checkpoint
     from tinytransformer.tasks.translation import Checked, translate, translate_checked

@@ -48,6 +48,26 @@ def test_a_profession_the_grammar_cannot_say_right_is_refused(english):
     assert parse.reading(tuple(english.split())) == (None, "outside the grammar the model was taught")
 
 
+@pytest.mark.parametrize("english, hint", [
+    ("i go to school", " ('to' only in 'next to', and after give, show, bring, send: gives the ball to the child)"),
+    ("i have one dog", " ('one' only in twenty-one to ninety-one; one thing alone is 'a': a dog)"),
+    ("i eat with my friend", " ('with' only after play and talk: plays with the dog)"),
+    ("the dog sits next the bed", " ('next' only in 'next to': next to the bed)"),
+    ("the boy is sleeping now", " (it says 'now' first: 'now the boy is sleeping')"),
+    ("the boy sleeps today", " (it says 'today' first: 'today the boy sleeps')"),
+    ("my brother often reads", ""),                       # often first is no sentence either: read needs an object
+    ("the boy now sleeps today", ""),                     # two adverbs: no second guess
+])
+def test_a_sentence_outside_the_grammar_says_what_may_have_put_it_there(english, hint):
+    assert parse.reading(tuple(english.split())) == (None, "outside the grammar the model was taught" + hint)
+
+
+def test_a_word_of_some_phrases_in_its_phrase_is_no_hint():
+    for english in ("the man gives the ball to the child", "the dog sits next to the bed", "the man has twenty one "
+                    "dogs", "the children play with the dog"):
+        assert parse.parse(english.split()) is not None
+
+
 def test_a_sentence_of_too_many_readings_is_refused_with_its_reason():
     words = "who what where today now often yesterday gives men women boys girls children dogs cats balls books " \
         "cups pens water milk".split()

@@ -32,11 +32,6 @@ LONGEST_SHOWN = 40        # an unknown word is shown up to this many characters
 # A punctuation mark: anything but a letter, a digit, a space, a hyphen (forty-two) or an apostrophe (doesn't).
 PUNCTUATION = re.compile(r"([^\w\s'-])")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")      # "The dog sleeps. The cat eats." is two sentences
-# words the grammar knows only in some phrases, which --words lists apart with how they are used
-ONLY_IN = {"one": "in twenty-one to ninety-one; one thing alone is 'a': a dog",
-           "next": "in 'next to': next to the bed",
-           "to": "in 'next to', and after give, show, bring, send: gives the ball to the child",
-           "with": "after play and talk: plays with the dog"}
 NEGATIONS = {"can't": "can not", "won't": "will not", "n't": " not"}     # doesn't -> does not; one rule, two exceptions
 
 
@@ -71,10 +66,12 @@ def translate_command(args):
             raise BadInput(f"--words lists the words the model knows and stops: it takes no sentence, --load, "
                            f"--beam or --check, got {', '.join(given)}")
         from ..tasks.german import english_parts_of_speech
+        from ..tasks.german.parse import ONLY_IN
         for part, words in english_parts_of_speech().items():
             words = [word for word in words if word not in ONLY_IN]
             say(f"{part} ({len(words)}): {' '.join(words)}")
-        say(f"only in some phrases ({len(ONLY_IN)}): " + ", ".join(f"{word} ({use})" for word, use in ONLY_IN.items()))
+        uses = ", ".join(f"{word} ({use})" for word, (use, _) in ONLY_IN.items())
+        say(f"only in some phrases ({len(ONLY_IN)}): {uses}")
         return 0
     if args.load is None:
         raise BadInput("--load MODEL.npz is required (a checkpoint saved by train --task translate --save)")

@@ -18,6 +18,14 @@ from .phrases import DEMONSTRATIVES, NounPhrase, Place, english_noun_phrase, per
 from .verbs import VERB_TABLES
 
 BE_WORDS = {"am", "is", "are", "was", "were"}
+# words the grammar knows only in some phrases (translate --words lists them apart): each with how it is used,
+# and a test that words (a list) use it so
+ONLY_IN = {"one": ("in twenty-one to ninety-one; one thing alone is 'a': a dog",
+                   lambda words, k: k > 0 and words[k - 1] in TENS),
+           "next": ("in 'next to': next to the bed", lambda words, k: words[k + 1:k + 2] == ["to"]),
+           "to": ("in 'next to', and after give, show, bring, send: gives the ball to the child",
+                  lambda words, k: words[k - 1:k] == ["next"] or bool(set(words) & GIVING)),
+           "with": ("after play and talk: plays with the dog", lambda words, k: bool(set(words) & PLAYING))}
 TRIES = 20_000      # noun phrases and clauses tried at most for one sentence (a drawn one needs far fewer: a test)
 
 
@@ -189,7 +197,22 @@ def reading(words):
                     return Sentence(mains[0], word, seconds[0]), None
     except TooManyReadings as error:
         return None, str(error)
-    return None, "outside the grammar the model was taught"
+    return None, "outside the grammar the model was taught" + hint(list(words))
+
+
+def hint(words):
+    """What may have put words outside the grammar, as ' (...)', or '': a word of ONLY_IN used otherwise, or an
+    adverb (the only one) later than the grammar says it ('the boy is sleeping now': 'now the boy is sleeping')."""
+    for k, word in enumerate(words):
+        if word in ONLY_IN and not ONLY_IN[word][1](words, k):
+            return f" ('{word}' only {ONLY_IN[word][0]})"
+    adverbs = [k for k, word in enumerate(words) if word in ADVERBS]
+    if len(adverbs) == 1 and adverbs[0] > 0:                # one more reading at most: the adverb put first
+        k = adverbs[0]
+        moved = [words[k]] + words[:k] + words[k + 1:]
+        if reading(tuple(moved))[0] is not None:
+            return f" (it says '{words[k]}' first: '{' '.join(moved)}')"
+    return ""
 
 
 def join_numbers(words):
@@ -204,6 +227,8 @@ def join_numbers(words):
 
 
 TENS = {english_number(n) for n in range(20, 100, 10)}
+GIVING = {form for verb in VERB_TABLES["ditransitive"].values() for form in verb.english}
+PLAYING = {form for verb in VERB_TABLES["with"].values() for form in verb.english}
 UNITS = {english_number(n) for n in range(2, 10)} | {"one"}
 
 
