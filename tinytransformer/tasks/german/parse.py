@@ -3,7 +3,10 @@
 The grammar only writes; to read a sentence, parse enumerates the descriptions made of the sentence's own
 words (its nouns, verbs, adjectives, articles, numbers), writes each one's English, and keeps the one whose
 English is the sentence. Noun phrases are found first, as the spans of the sentence their English fills,
-so a clause is tried only with phrases that are there. A sentence the grammar cannot say parses to None.
+so a clause is tried only with phrases that are there, its subject where a clause can start and what follows
+its verb where the sentence ends. A sentence the grammar cannot say parses to None; reading(words) also says
+why (with a hint where one is found), and a sentence whose words allow more than TRIES readings is refused
+unread: a crafted line costs a bounded time.
 
     german_of(["the", "cat", "sat", "on", "the", "mat"])  ->  ["die", "Katze", "hat", "auf", "der", "Matte", "gesessen"]
 """
