@@ -92,10 +92,10 @@ def translate_command(args):
 def refuse_if_none_translates(lines, max_len):
     """BadInput (one line: the first sentence's problem, and how many more) if no sentence of lines can be
     translated."""
-    readings = [line_readings(line, max_len) for line in lines]
-    problems = [message for line, reading in zip(lines, readings) for message in problems_of(line[0], reading,
-                                                                                              argument_place)]
-    if len(problems) == sum(map(len, readings)):
+    readings = {line[0]: line_readings(line, max_len) for line in lines}        # argument number -> readings
+    problems = [message for number, reading in readings.items()
+                for message in problems_of(number, reading, argument_place)]
+    if len(problems) == sum(map(len, readings.values())):
         more = f" (and {len(problems) - 1} more cannot be translated)" if len(problems) > 1 else ""
         raise BadInput(problems[0] + more)
 
@@ -123,15 +123,14 @@ def translate_model(args):
     except (ValueError, OSError) as error:
         raise BadInput(f"--load {args.load}: {error}") from None
     c = model.config
-    if type(model) is not Transformer:
-        raise BadInput(f"--load {args.load}: a {type(model).__name__} is not a model of the translate task's "
-                       f"generated pairs (a Transformer with vocab_size {ROOM['vocab_size']}, max_len >= "
-                       f"{ROOM['max_len']}); train one with train --task translate --save PATH")
+    expected = (f"is not a model of the translate task's generated pairs (a Transformer with vocab_size "
+                f"{ROOM['vocab_size']}, max_len >= {ROOM['max_len']}); train one with train --task translate "
+                "--save PATH")
+    if type(model) is not Transformer:                       # a digits model has no vocabulary
+        raise BadInput(f"--load {args.load}: a {type(model).__name__} {expected}")
     if c.vocab_size != ROOM["vocab_size"] or c.max_len < ROOM["max_len"]:
-        raise BadInput(f"--load {args.load}: a {type(model).__name__} with vocab_size {c.vocab_size} "
-                       f"and max_len {c.max_len} is not a model of the translate task's generated "
-                       f"pairs (a Transformer with vocab_size {ROOM['vocab_size']}, max_len >= {ROOM['max_len']}); "
-                       "train one with train --task translate --save PATH")
+        raise BadInput(f"--load {args.load}: a Transformer with vocab_size {c.vocab_size} and max_len {c.max_len} "
+                       f"{expected}")
     if args.beam is not None:       # each beam of each sentence: its keys and values, layer by layer, and its logits
         try:
             check_fits(8 * args.beam * BATCH * c.max_len * (4 * c.n_layers * c.d_model + c.vocab_size),
