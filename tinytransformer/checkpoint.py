@@ -244,6 +244,9 @@ def check_config_fits(config, shapes, path):
 def read_model_class(entry, path):
     """The name saved under "model" -> the class."""
     name = str(entry)
+    if name in MODELS and entry.dtype != np.array(name).dtype:     # NumPy drops trailing NULs: "Transformer\0"
+        raise ValueError(f"load_checkpoint: {path} is damaged: its model name {name!r} is followed by NUL "
+                         "characters")
     if name not in MODELS:
         raise ValueError(f"load_checkpoint: {path} holds a model of unknown class {name!r}; "
                          f"this version knows {list(MODELS)}")

@@ -46,7 +46,7 @@ from ..decode import beam_search, greedy
 from ..metrics import bleu, chrf
 from ..vocabulary import BOS, EOS, N_SPECIAL, PAD
 from . import ding, german
-from .german.parse import german_of
+from .german.parse import reading
 from .german.draws import COMPOSITIONAL_KINDS, UNSEEN_BRACKET, UNSEEN_NUMBERS, UNSEEN_PAIRS, draw_sentence  # noqa: F401
 from .batches import Batch
 from .sequences import transformer_loss
@@ -171,8 +171,39 @@ def translate(model, sentences, beam=None, vocabulary=VOCABULARY):
 
 def grammar_translation(text):
     """The grammar's own German for an English sentence (german.parse), or None if the grammar cannot say it."""
-    pieces = german_of(english_tokens(text))
-    return None if pieces is None else german.german_text(pieces)
+    return grammar_reading(text)[0]
+
+
+def grammar_reading(text):
+    """(the grammar's own German for an English sentence, None), or (None, why the grammar cannot say it)."""
+    sentence, why = reading(tuple(english_tokens(text)))
+    return (None, why) if sentence is None else (german.german_text(german.german_pieces(sentence)), None)
+
+
+class Checked(NamedTuple):
+    """The model's German for an English sentence, and the grammar's: grammar is None where the grammar cannot
+    say the sentence (outside is then why), and the model's German is not checked."""
+    german: str
+    grammar: str | None
+    outside: str | None
+
+    def line(self, compare=True):
+        """The German, and in brackets beside it: a warning where the grammar cannot check it, and (compare)
+        the grammar's German where the two differ. str(checked) is line()."""
+        if self.grammar is None:
+            return f"{self.german}    [not checked: {self.outside}]"
+        if compare and self.grammar != self.german:
+            return f"{self.german}    [the grammar: {self.grammar}]"
+        return self.german
+
+    __str__ = line
+
+
+def translate_checked(model, sentences, beam=None):
+    """English sentences (strings) -> a Checked for each: the model's German (as translate gives it) beside the
+    grammar's, or a warning that the grammar cannot check it."""
+    return [Checked(german_text, *grammar_reading(sentence))
+            for german_text, sentence in zip(translate(model, sentences, beam), sentences)]
 
 
 def as_padded(rows):

@@ -13,7 +13,7 @@
 from typing import NamedTuple
 
 from .lexicon import ACCUSATIVE, ADVERBS, CONJUNCTIONS, DATIVE, FEMININE, NOMINATIVE, PRONOUNS
-from .nouns import ADJECTIVES, PROFESSIONS, SEX
+from .nouns import ADJECTIVES, PROFESSIONS, SEX, Noun
 from .verbs import BE, PRETERITE, TRANSITIVE, VERB_TABLES, WITH
 from .phrases import (NounPhrase, Place, english_noun_phrase, english_place, german_noun_phrase, german_place,
                       person)
@@ -110,13 +110,17 @@ def german_verb(clause):
 
 
 def german_predicate(clause):
-    """What the subject is, after sein: a noun phrase (ein Buch, kein Buch, mein Haus), a profession with no
-    article, by the subject's sex (Lehrer, Lehrerin, keine Lehrerin)."""
-    phrase = clause.object
-    if phrase.noun in PROFESSIONS and clause.subject.noun in SEX:
-        female = SEX[clause.subject.noun] == FEMININE
+    """What the subject is, after sein: a noun phrase (ein Buch, kein Buch, mein Haus); a profession of one
+    person of known sex: with no article for "a" (Lehrer, Lehrerin, keine Lehrerin), else as a noun phrase of
+    that sex (meine Lehrerin, ein guter Arzt, keine gute Ärztin)."""
+    phrase, sex = clause.object, SEX.get(clause.subject.noun)
+    if phrase.noun not in PROFESSIONS or sex is None or phrase.plural or clause.subject.plural:
+        return german_noun_phrase(phrase, NOMINATIVE)
+    female = sex == FEMININE
+    if phrase.article == "a" and phrase.adjective is None:
         return (["keine" if female else "kein"] if phrase.negated else []) + [PROFESSIONS[phrase.noun][female]]
-    return german_noun_phrase(phrase, NOMINATIVE)
+    noun = Noun(FEMININE, PROFESSIONS[phrase.noun][True], None, None, None) if female else None
+    return german_noun_phrase(phrase, NOMINATIVE, noun)
 
 
 def german_middle(clause):

@@ -79,14 +79,15 @@ def english_noun_phrase(phrase, case=NOMINATIVE):
     return ([phrase.article] if phrase.article else []) + words
 
 
-def german_noun_phrase(phrase, case):
+def german_noun_phrase(phrase, case, noun=None):
     """The German pieces in case: ["den", "alten", "Hund"], ["keine", "Katze"], ["meinem", "Haus"], ["mir"],
-    ["zwei+", "und+", "vierzig", "rote", "Autos"]."""
+    ["zwei+", "und+", "vierzig", "rote", "Autos"]; noun, a Noun, instead of the phrase's own entry (a woman's
+    profession: ["meine", "Lehrerin"])."""
     if phrase.noun in PRONOUNS:
         return [PRONOUNS[phrase.noun][{NOMINATIVE: 1, ACCUSATIVE: 2, DATIVE: 3}[case]]]
     if phrase.noun in DEMONSTRATIVES:
         return [DEMONSTRATIVES[phrase.noun]]
-    noun = NOUNS[phrase.noun]
+    noun = noun or NOUNS[phrase.noun]
     gender = PLURAL if phrase.plural else noun.gender
     base = "kein" if phrase.negated else "ein" if phrase.article == "a" else POSSESSIVES.get(phrase.article)
     if phrase.article == "the":
