@@ -22,23 +22,23 @@ import notebook_numbers  # noqa: E402  (tests/notebook_numbers.py)
 from test_docs_numbers import matches, record_values
 from test_notebooks import NOTEBOOKS, code_cells, ids, read
 
-nbformat = pytest.importorskip("nbformat")
-
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "benchmarks" / "results"
-READS_A_RECORD = re.compile(r"[\"'/]([\w.-]+\.json)[\"']")
-RECORD_NOTEBOOKS = [p for p in NOTEBOOKS
-                    if any(set(READS_A_RECORD.findall(c.source)) & {r.name for r in RECORDS.glob("*.json")}
-                           for c in code_cells(read(p)))]
+NAMES_A_FILE = re.compile(r"[\"'/]([\w.-]+\.json)[\"']")
+RECORD_NAMES = {record.name for record in RECORDS.glob("*.json")}
+
+
+def record_cells(nb):
+    """The code cells that name a record of benchmarks/results/."""
+    return [c for c in code_cells(nb) if set(NAMES_A_FILE.findall(c.source)) & RECORD_NAMES]
+
+
+RECORD_NOTEBOOKS = [p for p in NOTEBOOKS if record_cells(read(p))]
 
 
 def stdout_of(cell):
     """What a committed code cell printed (figures and returned values left out)."""
     return "".join(out.text for out in cell.get("outputs", []) if out.output_type == "stream" and out.name == "stdout")
-
-
-def record_cells(nb):
-    return [c for c in code_cells(nb) if READS_A_RECORD.search(c.source)]
 
 
 def rerun_record_cells(nb, root, monkeypatch):
