@@ -99,7 +99,8 @@ SOURCED = {
     "17": {
         "17": "the notebook's own number, in its title",
         "2017": "the paper: Vaswani et al. (2017), 'Attention Is All You Need'",
-        "2019": "Zhang and Sennrich (2019), 'Root Mean Square Layer Normalization'",
+        "2019": "Zhang and Sennrich (2019), 'Root Mean Square Layer Normalization'; Loshchilov and Hutter (2019), "
+                "'Decoupled Weight Decay Regularization'",
         "2020": "Shazeer (2020), 'GLU Variants Improve Transformer'",
     },
 }

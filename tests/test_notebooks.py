@@ -150,6 +150,44 @@ def test_committed_notebook_is_executed(path):
     assert not errors(nb), f"{path.name}: committed with errors {errors(nb)}"
 
 
+TRAINS = re.compile(r"\btrain(?:_step)?\(|\.step\(\)")     # the library's train or train_step, a loop of its own,
+SPEED_SETTINGS = "tt.use_speed_settings()"                     # or an optimizer's step
+NO_SPEED_SETTINGS = re.compile(r"^# no tt\.use_speed_settings\(\): \S.{20,}", re.MULTILINE)   # and a reason
+
+
+def speed_settings_verdict(nb):
+    """None if the notebook trains nothing, or its first code cell calls tt.use_speed_settings() (one BLAS
+    thread, as the printed numbers were made and as fast on a 2-core machine) or says in a comment, at
+    the start of a line, "# no tt.use_speed_settings(): " and why; else what is wrong."""
+    cells = code_cells(nb)
+    if not any(TRAINS.search(c.source) for c in cells):
+        return None
+    first = cells[0].source
+    called = any(line.split("#")[0].strip() == SPEED_SETTINGS for line in first.splitlines())
+    if called or NO_SPEED_SETTINGS.search(first):
+        return None
+    return ("it trains, but its first code cell neither calls tt.use_speed_settings() nor says why not "
+            "('# no tt.use_speed_settings(): ' and the reason)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_a_notebook_that_trains_uses_the_speed_settings_or_says_why_not(path):
+    verdict = speed_settings_verdict(read(path))
+    assert verdict is None, f"{path.name}: {verdict}"
+
+
+def test_a_notebook_that_trains_without_the_speed_settings_is_caught():
+    nb = read(NOTEBOOK_DIR / "17_todays_llm_block.ipynb")
+    first = code_cells(nb)[0]
+    assert speed_settings_verdict(nb) is None
+    first.source = first.source.replace(SPEED_SETTINGS, "# " + SPEED_SETTINGS)
+    assert speed_settings_verdict(nb) is not None                      # commented out is not called
+    first.source += "\n# no tt.use_speed_settings(): fine"
+    assert speed_settings_verdict(nb) is not None                      # a reason must say something
+    first.source += " as one thread or two print the same numbers here"
+    assert speed_settings_verdict(nb) is None
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_committed_exercises_check_honestly(path):
     check_exercise_cells(read(path), path.name)

@@ -159,9 +159,9 @@ def test_the_course_documents_are_cited_where_the_notebooks_name_them():
     pytest.importorskip("sphinx")
     from book import cite_course_documents
     cited = cite_course_documents("One course document, the lecture slides, says so; the lecture slides again. "
-                                  "`lecture slides` in code, and the tutorial among the course documents.")
+                                  "`lecture slides` in code, and the Borealis AI tutorial.")
     assert cited.count("](../references.md#lecture-slides)") == 1 and "`lecture slides`" in cited
-    assert "[tutorial among the course documents](../references.md#tutorial)" in cited
+    assert "[Borealis AI tutorial](../references.md#tutorial)" in cited
     headings = (ROOT / "docs" / "references.md").read_text()
     for title in ("## Course notes", "## Tutorial", "## Notes with PyTorch snippets", "## Lecture slides",
                   "## Worked example"):

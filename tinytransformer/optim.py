@@ -158,6 +158,10 @@ class AdamW(Adam):
     Adam with an L2 term adds weight_decay * w to the gradient instead, so the
     decay is divided by sqrt(v_hat) like the rest of it: weights with large
     gradients are barely decayed. Here every weight decays by the same factor.
+    The decay is PyTorch's, lr times weight_decay; Loshchilov and Hutter's
+    Algorithm 2 multiplies their lambda by the schedule multiplier eta_t only
+    (w = w - eta_t * lambda * w, the base rate alpha apart), so their lambda is
+    this weight_decay times the base rate.
     Every parameter is decayed, as torch does for one parameter group. The
     defaults are torch's: betas (0.9, 0.999), eps 1e-8, weight_decay 0.01.
     """

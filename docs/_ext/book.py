@@ -88,7 +88,7 @@ order of the annotated source; each entry's [source] opens its annotated source.
 
 # How the notebooks name the course documents, and the section of docs/references.md each links to
 COURSE_DOCUMENTS = [
-    (r"tutorial among the course documents|document 001", "tutorial"),
+    (r"Borealis AI tutorial|document 001", "tutorial"),
     (r"notes with PyTorch snippets|document 002", "notes-with-pytorch-snippets"),
     (r"lecture slides|document 003", "lecture-slides"),
     (r"course notes|document 000", "course-notes"),

@@ -111,7 +111,7 @@ class Dropout(Module):
 
 
 class FeedForward(Module):
-    """Position-wise: W_2 act(x @ W_1 + b_1) + b_2, from d_model to d_ff and back."""
+    """Position-wise: act(x @ W_1 + b_1) @ W_2 + b_2, from d_model to d_ff and back (x a row per position)."""
 
     def __init__(self, d_model, d_ff, rng, activation="relu", dtype="float32", bias=True):
         self.linear1 = Linear(d_model, d_ff, rng, bias=bias, dtype=dtype)
@@ -123,7 +123,9 @@ class FeedForward(Module):
 
 
 class SwiGLU(Module):
-    """The gated feed-forward of LLaMA (Shazeer 2020): W_2 (silu(x @ W_1) * (x @ W_3)), d_model -> d_ff -> d_model.
+    """The gated feed-forward of LLaMA (Shazeer 2020), d_model -> d_ff -> d_model, x a row per position:
+
+        (silu(x @ W_1) * (x @ W_3)) @ W_2
 
     x @ W_1 decides, through SiLU, how much of each of the d_ff features x @ W_3 passes on. Three
     matrices instead of two: at 2/3 of a FeedForward's d_ff it has the same number of weights (swiglu_d_ff).
