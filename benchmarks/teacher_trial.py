@@ -1,8 +1,9 @@
 """translate tried as a German teacher would: 50 sentences of a first-year course book's chapters 1-8 (family,
 school, home, food, time, hobbies), written without looking at the training data, each with the German a
 teacher accepts. Counts, greedy and with a beam of 4: translated (no word outside the vocabulary), right,
-and the wrong ones with a warning beside them and without, both as `translate` prints them (a warning where
-the grammar cannot say the sentence) and with `--check` (also the grammar's German where the two differ).
+and the wrong ones with a warning beside them and without, both as `translate` prints them (the grammar's
+German where the two differ, a warning where the grammar cannot say the sentence) and with `--no-check`
+(only the warning).
 Prints the counts and writes benchmarks/results/teacher_trial.json.
 
     python -m tinytransformer train --task translate --save translate0.npz      # the default model, seed 0
@@ -75,7 +76,8 @@ The children are happy because it is warm. = Die Kinder sind glücklich, weil es
 
 
 def trial(model, beam):
-    """{counts, sentences}: each sentence's German and verdict, as translate and translate --check print them."""
+    """{counts, sentences}: each sentence's German and verdict, as translate prints it (and translate --no-check:
+    counted too)."""
     from tinytransformer.cli.translate import model_words
     from tinytransformer.tasks.translation import translate_checked
 
@@ -83,7 +85,7 @@ def trial(model, beam):
     readable = [model_words(english, model.config.max_len)[0] for english, _ in pairs]
     checked = iter(translate_checked(model, [words for words in readable if words], beam))
     counts = dict.fromkeys(["sentences", "translated", "right", "wrong", "right_but_warned", "wrong_warned",
-                            "wrong_unwarned", "wrong_warned_with_check", "wrong_unwarned_with_check"], 0)
+                            "wrong_unwarned", "wrong_warned_no_check", "wrong_unwarned_no_check"], 0)
     rows = []
     for (english, accepted), words in zip(pairs, readable):
         counts["sentences"] += 1
@@ -92,13 +94,13 @@ def trial(model, beam):
             continue
         answer = next(checked)
         right = answer.german in accepted.split(" | ")
-        warned, warned_with_check = answer.line(compare=False) != answer.german, answer.line() != answer.german
+        warned, warned_no_check = answer.line() != answer.german, answer.line(compare=False) != answer.german
         counts["translated"] += 1
         counts["right" if right else "wrong"] += 1
-        counts["right_but_warned"] += right and warned_with_check
+        counts["right_but_warned"] += right and warned
         if not right:
             counts["wrong_warned" if warned else "wrong_unwarned"] += 1
-            counts["wrong_warned_with_check" if warned_with_check else "wrong_unwarned_with_check"] += 1
+            counts["wrong_warned_no_check" if warned_no_check else "wrong_unwarned_no_check"] += 1
         rows.append({"english": english, "german": answer.line(), "right": right})
     return {"counts": counts, "sentences": rows}
 

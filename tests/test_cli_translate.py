@@ -32,11 +32,21 @@ def test_json_holds_bleu_chrf_exact_match_and_examples(trained):
         assert example["source"] == source and example["reference"] == reference
 
 
+def printed(example):
+    """A held-out example of the training report as translate prints it: the model's German, and the grammar's
+    (the example's reference) beside it where the two differ."""
+    if example["output"] == example["reference"]:
+        return example["output"]
+    return f"{example['output']}    [the grammar: {example['reference']}]"
+
+
 def test_translate_gives_the_training_reports_output(trained, capsys):
     model, report = trained
     capsys.readouterr()
     examples = report["examples"][:3]
     assert main(["translate", "--load", str(model), *(e["source"] for e in examples)]) == 0
+    assert capsys.readouterr().out.splitlines() == [printed(e) for e in examples]
+    assert main(["translate", "--load", str(model), "--no-check", *(e["source"] for e in examples)]) == 0
     assert capsys.readouterr().out.splitlines() == [e["output"] for e in examples]
 
 
@@ -46,9 +56,9 @@ def test_translate_reads_standard_input_and_beam_search(trained, capsys, monkeyp
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(sources) + "\n"))
     capsys.readouterr()
     assert main(["translate", "--load", str(model)]) == 0
-    assert capsys.readouterr().out.splitlines() == [e["output"] for e in report["examples"][:2]]
+    assert capsys.readouterr().out.splitlines() == [printed(e) for e in report["examples"][:2]]
     assert main(["translate", "--load", str(model), "--beam", "1", sources[0]]) == 0      # width 1 is greedy
-    assert capsys.readouterr().out.splitlines() == [report["examples"][0]["output"]]
+    assert capsys.readouterr().out.splitlines() == [printed(report["examples"][0])]
     assert main(["translate", "--load", str(model), "--beam", "3", *sources]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2
 
@@ -89,7 +99,7 @@ def test_a_checkpoint_of_another_task_or_none_gets_one_line(tmp_path, capsys):
 
 def test_one_bad_sentence_among_several_stops_only_itself(trained, capsys):
     model, report = trained
-    sources, outputs = [e["source"] for e in report["examples"][:2]], [e["output"] for e in report["examples"][:2]]
+    sources, outputs = [e["source"] for e in report["examples"][:2]], [printed(e) for e in report["examples"][:2]]
     capsys.readouterr()
     assert main(["translate", "--load", str(model), sources[0], "The purple dog sleeps.", sources[1], ""]) == 1
     out, err = capsys.readouterr()
@@ -103,7 +113,7 @@ def test_one_bad_sentence_among_several_stops_only_itself(trained, capsys):
 
 def test_two_sentences_on_one_line_are_translated_each_on_its_own(trained, capsys, monkeypatch):
     model, report = trained
-    sources, outputs = [e["source"] for e in report["examples"][:2]], [e["output"] for e in report["examples"][:2]]
+    sources, outputs = [e["source"] for e in report["examples"][:2]], [printed(e) for e in report["examples"][:2]]
     capsys.readouterr()
     assert main(["translate", "--load", str(model), f"{sources[0]} {sources[1]}"]) == 0
     assert capsys.readouterr().out.splitlines() == [f"{outputs[0]}  {outputs[1]}"]
@@ -137,7 +147,7 @@ def test_a_sentence_longer_than_the_model_reads_gets_one_line(trained, capsys):
 
 def test_punctuation_is_split_off_before_the_words_are_looked_up(trained, capsys):
     model, report = trained
-    source, output = report["examples"][0]["source"], report["examples"][0]["output"]
+    source, output = report["examples"][0]["source"], printed(report["examples"][0])
     words = source.rstrip(".").split()
     punctuated = f'"{words[0]}, {" ".join(words[1:-1])}; ({words[-1]})!"'      # "The, old cat ...; (apple)!"
     capsys.readouterr()
@@ -173,8 +183,8 @@ def test_a_bad_line_of_standard_input_is_named_and_the_rest_translated(trained, 
     capsys.readouterr()
     assert main(["translate", "--load", str(model)]) == 1                    # some lines failed
     out, err = capsys.readouterr()
-    assert out.splitlines() == [report["examples"][0]["output"], "", report["examples"][1]["output"], "",
-                                report["examples"][2]["output"]]               # aligned with the input
+    assert out.splitlines() == [printed(report["examples"][0]), "", printed(report["examples"][1]), "",
+                                printed(report["examples"][2])]                # aligned with the input
     assert err.splitlines() == [
         "python -m tinytransformer translate: line 2 of standard input: 'dgo' "
         f"({closest_words('dgo', VOCABULARY.english)}) is not in the vocabulary of {len(VOCABULARY.english)} "
@@ -199,31 +209,36 @@ def test_words_lists_the_vocabulary_by_part_of_speech_without_a_model(capsys):
 
 @pytest.mark.parametrize("arguments, given", [
     (["The dog sleeps.", "The cat."], "SENTENCE arguments"), (["--load", "nowhere.npz"], "--load"),
-    (["--beam", "3", "--check"], "--beam, --check")])
+    (["--beam", "3", "--no-check"], "--beam, --no-check")])
 def test_words_refuses_what_it_would_ignore(arguments, given, capsys):
     assert main(["translate", "--words", *arguments]) == 2
     err = capsys.readouterr().err
     assert f"--words lists the words the model knows and stops: it takes no sentence, --load, --beam or " \
-        f"--check, got {given}" in one_line(err)
+        f"--no-check, got {given}" in one_line(err)
 
 
-def test_check_shows_the_grammars_german_where_the_model_differs(trained, capsys):
+@pytest.mark.parametrize("options", [[], ["--beam", "2"]])
+def test_the_grammars_german_stands_beside_the_models_unless_no_check(trained, capsys, monkeypatch, options):
     model, _ = trained                                # 150 steps: the model is often wrong
-    capsys.readouterr()
     sentences = ["The cat sat on the mat.", "The dog the cat."]      # the grammar says the first, not the second
-    assert main(["translate", "--load", str(model), *sentences]) == 0
-    plain = capsys.readouterr().out.splitlines()
-    assert main(["translate", "--load", str(model), "--check", *sentences]) == 0
+    capsys.readouterr()
+    assert main(["translate", "--load", str(model), *options, *sentences]) == 0
     checked = capsys.readouterr().out.splitlines()
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(sentences) + "\n"))
+    assert main(["translate", "--load", str(model), *options]) == 0
+    assert capsys.readouterr().out.splitlines() == checked                   # standard input: the same
+    assert main(["translate", "--load", str(model), *options, "--no-check", *sentences]) == 0
+    plain = capsys.readouterr().out.splitlines()
     grammar = "Die Katze hat auf der Matte gesessen."
-    assert plain[0] != grammar and checked[0] == f"{plain[0]}    [the grammar: {grammar}]"
-    assert checked[1] == plain[1] and plain[1].endswith(f"    {OUTSIDE}")
+    assert plain[0] != grammar and "[" not in plain[0]                     # wrong, and --no-check does not say so
+    assert checked[0] == f"{plain[0]}    [the grammar: {grammar}]"
+    assert checked[1] == plain[1] and plain[1].endswith(f"    {OUTSIDE}")    # the warning stays with --no-check
 
 
 OUTSIDE = "[not checked: outside the grammar the model was taught]"
 
 
-@pytest.mark.parametrize("options", [[], ["--check"], ["--beam", "3"], ["--beam", "2", "--check"]])
+@pytest.mark.parametrize("options", [[], ["--no-check"], ["--beam", "3"], ["--beam", "2", "--no-check"]])
 def test_german_the_grammar_cannot_check_is_said_so_in_every_mode(trained, capsys, monkeypatch, options):
     model, _ = trained
     outside = ["The dog the cat.", "I play the guitar.", "The women are teachers.", "I am a teacher."]
@@ -236,7 +251,7 @@ def test_german_the_grammar_cannot_check_is_said_so_in_every_mode(trained, capsy
     assert all(line.endswith(f"    {OUTSIDE}") and line.count("[") == 1 for line in from_arguments)
     assert main(["translate", "--load", str(model), *options, "The dog sleeps. The dog the cat."]) == 0
     first, second = capsys.readouterr().out.split("  ", 1)
-    assert "[" not in first or "--check" in options                    # the grammar checks the first sentence
+    assert "[not checked" not in first and ("[" not in first or "--no-check" not in options)   # the grammar checks it
     assert second.strip().endswith(OUTSIDE)
 
 

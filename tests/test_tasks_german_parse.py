@@ -1,5 +1,5 @@
 """tasks/german/parse.py: reading English back into the grammar's descriptions, bounded; and the grammar's
-German for a profession after "be", where the reference `translate --check` shows was wrong."""
+German for a profession after "be", where the reference `translate` shows was wrong."""
 import numpy as np
 import pytest
 

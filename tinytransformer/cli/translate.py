@@ -13,11 +13,11 @@ checkpoint against the task, are checked before any translating, and if none can
 one line (exit status 2). Standard input is read and translated BATCH lines at a time, so its length costs
 no memory.
 
-Beside the model's German, "[not checked: outside the grammar the model was taught]" where the grammar
-(german/parse.py) cannot say the English sentence: the model was never taught it, and nothing checked
-what it wrote. `--check` also writes the grammar's own German beside the model's, in brackets, where the
-two differ: a class sees a mistake instead of trusting it. `--words` lists the English words the model
-knows, by part of speech.
+Beside the model's German, in brackets, the grammar's (german/parse.py) own German where the two differ:
+a class sees a mistake instead of trusting it; or "[not checked: outside the grammar the model was
+taught]" where the grammar cannot say the English sentence: the model was never taught it, and nothing
+checked what it wrote. `--no-check` leaves out the grammar's German (a class looking for the mistake
+itself) but not the warning. `--words` lists the English words the model knows, by part of speech.
 """
 import functools
 import re
@@ -42,17 +42,18 @@ def add_parser(commands):
                                  description="Translate English sentences to German, one line each: the "
                                              "sentences given, or each line of standard input (a sentence that "
                                              "cannot be translated: a message on stderr, left out of its line, "
-                                             "exit status 1). Beside the German, a warning where the grammar "
-                                             "the model was taught cannot say the English: that German was "
-                                             "not checked.")
+                                             "exit status 1). Beside the German, the grammar's own where the "
+                                             "two differ, or a warning where the grammar the model was taught "
+                                             "cannot say the English: that German was not checked.")
     parser.add_argument("sentences", nargs="*", metavar="SENTENCE", help="English sentences (default: stdin)")
     parser.add_argument("--load", metavar="MODEL.npz",
                         help="a checkpoint saved by train --task translate --save")
     parser.add_argument("--beam", type=int, metavar="K", help="beam search of width K (default: greedy)")
     parser.add_argument("--words", action="store_true", help="list the English words the model knows, by part of "
                                                              "speech (needs no --load), and stop")
-    parser.add_argument("--check", action="store_true", help="beside the model's German, the grammar's own where "
-                                                             "the grammar can say the sentence and the two differ")
+    parser.add_argument("--no-check", dest="check", action="store_false",
+                        help="leave out the grammar's German beside the model's where the two differ (the "
+                             "warning beside German the grammar cannot check stays)")
     parser.set_defaults(run=translate_command)
 
 
@@ -61,10 +62,10 @@ def translate_command(args):
     (1 if a sentence could not be translated)."""
     if args.words:
         given = [name for name, value in (("SENTENCE arguments", args.sentences), ("--load", args.load),
-                                          ("--beam", args.beam is not None), ("--check", args.check)) if value]
+                                          ("--beam", args.beam is not None), ("--no-check", not args.check)) if value]
         if given:
             raise BadInput(f"--words lists the words the model knows and stops: it takes no sentence, --load, "
-                           f"--beam or --check, got {', '.join(given)}")
+                           f"--beam or --no-check, got {', '.join(given)}")
         from ..tasks.german import english_parts_of_speech
         from ..tasks.german.parse import ONLY_IN
         for part, words in english_parts_of_speech().items():
@@ -248,7 +249,7 @@ def stdin_lines():
         yield number, line.rstrip("\r\n"), None
 
 
-def translate_stdin(model, beam, check=False):
+def translate_stdin(model, beam, check):
     """Translate standard input BATCH lines at a time, each answer printed in the line's place. -> exit
     status: 1 if a sentence could not be translated."""
     failed, seen, batch = 0, 0, []
