@@ -126,7 +126,10 @@ DOT = re.compile(r"shapes (\([\d, ]*\)) and (\([\d, ]*\)) not aligned")
 
 def explain_raised(problem, shapes):
     """NumPy's complaint about a matrix product whose shapes do not fit, said as the likely mistake (a missing
-    transpose) with the shapes the gradients must have ({input: shape}); any other problem as it is."""
+    transpose) with the shapes the gradients must have ({input: shape}); a file that does not import as Python says
+    it; any other problem as it is."""
+    if problem.startswith("raised does not import: "):            # a file that raised while Python ran it
+        return problem.removeprefix("raised ")
     found = MATMUL.search(problem) or DOT.search(problem)
     if not found:
         return problem
