@@ -137,3 +137,35 @@ def test_a_forward_the_reference_calls_is_not_flagged():
         n for n in ast.parse((PACKAGE / "ops/attention.py").read_text()).body
         if isinstance(n, ast.FunctionDef) and n.name == "split_heads_backward"))
     assert "merge_heads_forward" in merge and flag(merge, "split_heads") == ""
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("def add_backward(dout, cache):\n    f = globals()['add_' + 'forward']\n    return f, dout\n",
+     "looks a name up by a string at line 2"),
+    ("from .. import gradcheck as g\n\n\ndef add_backward(dout, cache):\n"
+     "    return getattr(g, 'numerical_' + 'gradient')(None, dout, dout), dout\n",
+     "looks a name up by a string at line 5; its file imports the gradient check"),
+    ("import sys\n\n\ndef add_backward(dout, cache):\n    return sys.modules['tinytransformer.gradcheck'], dout\n",
+     "looks a name up by a string at line 5"),
+    ("def add_backward(dout, cache):\n    return dout, dout\n\n\nglobals()['add_backward'] = print\n",
+     "assigns a name through globals()[...] at line 5"),
+    ("def add_backward(dout, cache):\n    return dout, dout\n\n\nadd_backward.__code__ = print.__code__\n",
+     "replaces a function's __code__ at line 5"),
+    ("import sys\n\n\ndef add_backward(dout, cache):\n    return dout, dout\n\n\n"
+     "setattr(sys.modules[__name__], 'add_backward', print)\n", "calls setattr at line 8"),
+    ("d = 1e-6\n\n\ndef add_backward(dout, cache):\n    a, b = cache\n    a[0] += d\n    return dout, dout\n",
+     "finite differences at line 6"),
+    ("def _slope(f, x):\n    return f(x + 1e-5) - f(x - 1e-5)\n\n\n"
+     "def add_backward(dout, cache):\n    return _slope(abs, dout), dout\n", "finite differences at line 2"),
+], ids=["globals()['add_' + 'forward']", "getattr on the gradcheck module", "sys.modules", "globals()[...] =",
+        "__code__ =", "setattr on a module", "a step named d", "in a helper"])
+def test_the_plain_evasions_are_flagged(source, reason):
+    assert flag(source) == reason
+
+
+def test_honest_forms_are_not_flagged():
+    source = ("import numpy as onp\n\n\ndef _times(a, b):\n    return a * b\n\n\nif True:\n"
+              "    def add_backward(dout, cache):\n        return _times(dout, 1.0), getattr(onp, 'asarray')(dout)\n"
+              "add_backward = add_backward\n")
+    assert flag(source) == "looks a name up by a string at line 10"            # getattr on a module: a heuristic
+    assert flag(source.replace("getattr(onp, 'asarray')", "onp.asarray")) == ""

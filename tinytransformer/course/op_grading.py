@@ -234,6 +234,9 @@ def is_float_array(x):
 def check_contract(function, inputs, grads):
     """One gradient per input, in a tuple: an ndarray for a float input, None for ids, masks and constants."""
     names = list(inputs)
+    if isinstance(grads, Other):
+        raise BackwardFailed(FAIL, f"{function} returned a {grads.type_name}: return a tuple of one gradient per "
+                                   f"input ({', '.join(names)})")
     if not isinstance(grads, tuple):
         raise BackwardFailed(FAIL, f"{function} returned a {type_name(grads)}, not a tuple: return one "
                                    f"gradient per input ({', '.join(names)}), e.g. (dx,) for one")

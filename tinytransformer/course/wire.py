@@ -4,8 +4,9 @@
     decode(outline, arrays)                                    # -> (dout, cache) again
 
 A value is an ndarray of numbers (stored in the .npz by key), a tuple or list
-of values, None, a bool, int, float or short str. Anything else (an object
-array, a dict, a class instance) is written as {"other": its type's name} and
+of at most SEQUENCE values, None, a bool, int, float or short str. Anything
+else (an object array, a dict, a class instance, a longer tuple) is written
+as {"other": its type's name} ("tuple of 255000 values") and
 read back as Other(that name), one plain record: a student's backward that
 returns one fails the op's contract by that name, and no class is ever made
 from what a child sends.
@@ -29,6 +30,7 @@ ARRAY_BYTES = 2 ** 22          # bytes of all the arrays of one message: an op's
 TEXT = 2000                    # characters of one text (a message, an exception's text, a line of code)
 DEPTH = 8                      # nesting of an outline: (grads, dout, cache), a cache's tuples, a shape
 ITEMS = 4096                   # values in one outline
+SEQUENCE = 64                  # values in one tuple or list: a cache holds a few, a backward returns one per input
 NUMBERS = "biufc"              # the dtype kinds an array may have
 
 
@@ -48,7 +50,9 @@ def encode(value, arrays):
         arrays[key] = value
         return {"array": key}
     if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
-        return {type(value).__name__: [encode(item, arrays) for item in value[:ITEMS]]}
+        if len(value) > SEQUENCE:
+            return {"other": f"{type(value).__name__} of {len(value)} values"}
+        return {type(value).__name__: [encode(item, arrays) for item in value]}
     if isinstance(value, np.generic) and value.dtype.kind in NUMBERS:
         return value.item()
     if value is None or isinstance(value, (bool, int, float)):
