@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 OUTLINE_BYTES = 2 ** 18        # bytes of an outline: an op's answers, texts included, take a few kB
-ARRAY_BYTES = 2 ** 22          # bytes of all the arrays of one message: an op's answers take under 100 kB
+ARRAY_BYTES = 2 ** 20          # bytes of all the arrays of one message: an op's answers take under 30 kB
 TEXT = 2000                    # characters of one text (a message, an exception's text, a line of code)
 DEPTH = 8                      # nesting of an outline: (grads, dout, cache), a cache's tuples, a shape
 ITEMS = 4096                   # values in one outline
