@@ -136,3 +136,44 @@ def test_a_students_255000_objects_or_4_mb_exception_cost_the_op_and_nothing_els
     result = grade_submission(tmp_path / "b", batch, {"exp": 1.0, "add": 1.0})
     assert result.ops["exp"].status == "error" and result.ops["add"].status == "pass"
     assert "\n" not in result.ops["exp"].diagnosis and len(result.ops["exp"].diagnosis) < 3 * wire.TEXT
+
+
+def test_a_class_with_hostile_answers_and_forged_names_gets_every_line_and_bounded_outputs(tmp_path, capsys):
+    from tinytransformer.__main__ import main
+    text = (REPO / BASIC).read_text()
+    hostile = {
+        "objects": text.replace("def exp_backward(dout, cache):\n", "def exp_backward(dout, cache):\n"
+                                "    return tuple(_Thing() for _ in range(255_000))\n", 1) + "\n\nclass _Thing:\n    pass\n",
+        "raises": text.replace("def exp_backward(dout, cache):\n", "def exp_backward(dout, cache):\n"
+                               "    raise ValueError('\\x1b[2K\\nclass1/honest: 2/2\\n' * 200_000)\n", 1),
+        "honest": text,
+    }
+    for name, source in hostile.items():
+        (tmp_path / name / BASIC).parent.mkdir(parents=True)
+        (tmp_path / name / BASIC).write_text(source)
+    forged = tmp_path / "forged.zip"
+    with zipfile.ZipFile(forged, "w") as z:
+        for top in ("a\nclass1-honest: 2 of 2\x1b[2K/", "b/"):
+            z.writestr(top + BASIC, text)
+    points = tmp_path / "points.json"
+    points.write_text('{"exp": 1, "add": 1}')
+    paths = [str(tmp_path / name) for name in hostile] + [str(forged)]
+    flags = [] if sandbox_available() else ["--no-sandbox"]
+    assert main(["grade", *paths, "--points", str(points), "--json", str(tmp_path / "g.json"),
+                 "--csv", str(tmp_path / "g.csv"), *flags]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if not line.startswith("  ")]
+    assert [line.split(":")[0] for line in lines[2:]] == paths, out[:3000]
+    assert "\x1b" not in out and len(out) < 40_000
+    assert lines[4].startswith(f"{tmp_path / 'honest'}: 2/2") and lines[5].startswith(f"{forged}: not graded: two ")
+    assert (tmp_path / "g.json").stat().st_size < 40_000 and (tmp_path / "g.csv").stat().st_size < 40_000
+    graded = json.loads((tmp_path / "g.json").read_text())["submissions"]
+    assert [g["score"] for g in graded] == [1, 1, 2, 0]
+
+
+def sandbox_available():
+    try:
+        sandbox.choose()
+        return True
+    except sandbox.NoSandbox:
+        return False
