@@ -88,7 +88,7 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         try:
             exec(compile(text, path, "exec", dont_inherit=True), vars(module))
         except BaseException as error:              # SystemExit too: the file does not import, no more
-            self.failed[module.__name__] = (f"does not import: {type(error).__name__}: {error}", error)
+            self.failed[module.__name__] = (f"does not import: {described(error)}", error)
             sys.modules[module.__name__] = self.stubs[module.__name__]    # the import system returns this one
 
     def import_all(self):
@@ -104,8 +104,8 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             module = sys.modules[name]
             for other in [m for key, m in list(sys.modules.items()) if key.startswith("tinytransformer")]:
                 for key, value in list(vars(other).items()):
-                    if other is not module and key in vars(stub) and value is vars(stub)[key] \
-                            and key in vars(module):
+                    if other is not module and value is vars(stub).get(key) and key in vars(module) \
+                            and getattr(value, "__module__", None) == name:     # a function the stub defines
                         setattr(other, key, vars(module)[key])
 
 
@@ -133,7 +133,16 @@ def answer(call, sources):
     except NotImplementedError as error:
         return {"not written": capped(str(error) or "NotImplementedError"), "where": where(error, sources)}
     except BaseException as error:                 # SystemExit and KeyboardInterrupt too: the op fails, no more
-        return {"raised": capped(f"{type(error).__name__}: {error}"), "where": where(error, sources)}
+        return {"raised": capped(described(error)), "where": where(error, sources)}
+
+
+def described(error):
+    """'ValueError: boom': an exception's type and text, as a traceback's last line says it (a text that cannot
+    be made, its __str__ raising, is said so)."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except BaseException:
+        return f"{type(error).__name__} (its text could not be read)"
 
 
 def capped(text):
@@ -220,10 +229,13 @@ def main(tree, numpy_home, inputs_folder):
     for op in spec["ops"]:
         function, (outline, arrays) = spec["functions"][op], inputs[op]
         module = sys.modules[function["module"]]
-        backward = bound(module, function["qualname"])
+        found = answer(lambda: bound(module, function["qualname"]), sources)   # a __getattr__ may raise
+        backward = found.get("value")
         if function["module"] in submission.failed:
             problem, error = submission.failed[function["module"]]
             answers = [{"raised": capped(problem), "where": where(error, sources)}]
+        elif "value" not in found:
+            answers = [found]
         elif not callable(backward):
             answers = [{"not written": f"{function['file']} binds no function {function['qualname']} once it has run"}]
         elif op == "tape":
