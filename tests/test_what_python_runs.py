@@ -152,6 +152,14 @@ def test_a_file_that_does_not_import_costs_its_own_ops_in_pythons_words(batch, t
     assert result.score == 3
 
 
+
+def test_a_file_that_runs_forever_when_imported_costs_its_own_ops_only(batch, tmp_path):
+    files = library()
+    files[BASIC] = "while True:\n    pass\n" + files[BASIC]
+    result = graded(batch, tmp_path, files)
+    assert result.ops["exp"].diagnosis.startswith("does not import: TookTooLong: the file ran over 5 s while imported")
+    assert {op for op, r in result.ops.items() if r.status == "pass"} == {"softmax", "layer_norm", "tape"}
+
 # The grade agrees with the student's own check: random mixtures of the honest patterns, right and wrong bodies.
 
 PATTERNS = ["onp", "helper", "main guard", "if True", "try", "name = name", "walrus", "page break", "redefined",

@@ -11,8 +11,9 @@ place of TREE's module of that name. It calls, for each op, the object the
 module's name holds once the file has run (Tape.backward: the student's Tape
 class's), on the caches the instructor's forward made; the tape's replay runs
 on the student's own tensor.py. A file that raises while it runs does not
-import: its ops answer Python's line for it, and the files that import it
-get TREE's module instead, so their ops are still graded. For each op it writes
+import (so does one that runs over IMPORT_SECONDS): its ops answer Python's
+line for it, and the files that import it get TREE's module instead, so
+their ops are still graded. For each op it writes
 a message to its stdout: a line 'OP LENGTH', then an .npz of what each call
 returned or what it raised (the student's own prints go to /dev/null). The
 instructor's process judges those answers; nothing here decides a grade, so
@@ -28,11 +29,13 @@ import io
 import json
 import os
 import resource
+import signal
 import sys
 import traceback
 
 FORBIDDEN_EVENTS = ("subprocess.", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.system", "os.kill",
                     "os.killpg", "signal.", "ctypes.", "socket.", "shutil.", "os.startfile", "pty.", "webbrowser.")
+IMPORT_SECONDS = 5.0        # a file of the package runs in milliseconds when imported
 TEXT = 2000                 # characters of any text sent: a message, an exception's, a line of code
 FILE_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate",
                "os.link", "os.symlink", "os.utime", "os.chdir")
@@ -72,7 +75,7 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, files):
         self.texts = {path.removesuffix(".py").replace("/", "."): (path, as_imported(text))
                       for path, text in files.items()}
-        self.failed, self.stubs = {}, {}
+        self.failed, self.stubs, self.running = {}, {}, []
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.texts:
@@ -85,11 +88,20 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module):
         path, text = self.texts[module.__name__]
         module.__file__ = path
+        outermost = not self.running                # a file imported by another runs within that one's time
+        self.running.append(path)
         try:
+            if outermost:
+                signal.signal(signal.SIGALRM, too_long)
+                signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS)
             exec(compile(text, path, "exec", dont_inherit=True), vars(module))
         except BaseException as error:              # SystemExit too: the file does not import, no more
             self.failed[module.__name__] = (f"does not import: {described(error)}", error)
             sys.modules[module.__name__] = self.stubs[module.__name__]    # the import system returns this one
+        finally:
+            self.running.pop()
+            if outermost:
+                signal.setitimer(signal.ITIMER_REAL, 0)
 
     def import_all(self):
         """Import every file of the submission in place of the stub tree's module of that name."""
@@ -107,6 +119,15 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                     if other is not module and value is vars(stub).get(key) and key in vars(module) \
                             and getattr(value, "__module__", None) == name:     # a function the stub defines
                         setattr(other, key, vars(module)[key])
+
+
+class TookTooLong(BaseException):
+    """A file ran longer than IMPORT_SECONDS while imported (a BaseException: an `except Exception` lets it pass)."""
+
+
+def too_long(number, frame):
+    """The SIGALRM handler while a file is imported: it has run too long."""
+    raise TookTooLong(f"the file ran over {IMPORT_SECONDS:g} s while imported")
 
 
 def as_imported(text):
