@@ -1,6 +1,7 @@
 """What a submission's process sends is data, bounded before it is read: numeric arrays, a small outline, capped
 texts. A hostile answer (255,000 objects, a 4 MB exception text, an object array, a header claiming a huge array)
 costs the instructor's process a refusal and a few MB, never a class made per object or a printout forged."""
+import csv
 import io
 import json
 import tracemalloc
@@ -177,3 +178,20 @@ def sandbox_available():
         return True
     except sandbox.NoSandbox:
         return False
+
+
+def test_the_csv_writes_each_distinct_problem_once():
+    ops = ["add", "sub", "mul", "exp", "log", "relu"]
+    imported = "does not import: ModuleNotFoundError: No module named 'torch'"
+    results = {"add": OpResult("error", None, f"{imported} [a (2, 3, 5), b (5,)] at basic.py:1: import torch"),
+               "sub": OpResult("error", None, f"{imported} [a (3, 1), b (2, 3, 5)] at basic.py:1: import torch"),
+               "mul": OpResult("not written", None, "write mul_backward first [a (2, 3, 5), b (3, 1)]"),
+               "exp": OpResult("not written", None, "write exp_backward first [x (2, 3, 5)]"),
+               "log": OpResult("fail", 0.5, "dx: wrong [x (2, 3, 5)]"),
+               "relu": OpResult("pass", 1e-10, "")}
+    header, row = csv.reader(io.StringIO(as_csv([Graded("class/alice.zip", 1.0, 6.0, results)], ops)))
+    assert dict(zip(header, row)) == {
+        "path": "class/alice.zip", "score": "1", "max_score": "6", "student": "alice", "add": "error", "sub": "error",
+        "mul": "not written", "exp": "not written", "log": "fail", "relu": "pass", "review": "",
+        "diagnosis": f"not written: mul, exp; add, sub: {imported} at basic.py:1: import torch; "
+                     "log: dx: wrong [x (2, 3, 5)]"}

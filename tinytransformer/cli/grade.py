@@ -4,6 +4,7 @@ import io
 import json
 import math
 import os
+import re
 import secrets
 import signal
 import sys
@@ -273,15 +274,20 @@ def student(path):
 
 
 def diagnoses(g, ops):
-    """'not written: gelu, silu; add, sub: <diagnosis>': each distinct diagnosis once, after the ops it concerns;
-    the ops not written yet in one list."""
+    """'not written: gelu, silu; add, sub: <diagnosis>': each distinct diagnosis once, after the ops it concerns
+    (ops whose diagnoses differ only in the case they name share one, without the cases); the ops not written
+    yet in one list."""
     unwritten = [op for op in ops if g.ops[op].status == "not written"]
     by_text = {}
     for op in ops:
         if g.ops[op].diagnosis and op not in unwritten:
-            by_text.setdefault(g.ops[op].diagnosis, []).append(op)
+            by_text.setdefault(CASE.sub("", g.ops[op].diagnosis), []).append(op)
     return "; ".join(([f"not written: {', '.join(unwritten)}"] if unwritten else [])
-                     + [f"{', '.join(names)}: {text}" for text, names in by_text.items()])
+                     + [f"{names[0]}: {g.ops[names[0]].diagnosis}" if len(names) == 1 else f"{', '.join(names)}: {text}"
+                        for text, names in by_text.items()])
+
+
+CASE = re.compile(r" \[[^\[\]]*\]")             # ' [x (2, 3, 5), axis=1]': the case a diagnosis names
 
 
 def write_atomically(path, text):
