@@ -235,3 +235,18 @@ def test_for_any_mixture_of_honest_patterns_the_grade_is_what_the_students_check
     result = grade_submission(folder, batch, POINTS)
     assert {op: result.ops[op].status == "pass" for op in OPS} == checked == {
         op: right for op, (right, _) in choices.items()}, (choices, result.ops)
+
+
+def test_each_answer_says_where_the_graded_code_starts_as_python_numbers_it(batch, tmp_path):
+    """The child tells the def Python runs by its code's first line (a decorator's, under a form feed): what the
+    feedback can show the student."""
+    source = "\x0c\n@_identity\n" + RIGHT_EXP
+    files = with_exp("def _identity(f):\n    return f\n\n\n" + source)
+    namespace = {"__name__": "tinytransformer.ops.basic"}
+    exec(compile(files[BASIC], BASIC, "exec"), namespace)
+    line = namespace["exp_backward"].__code__.co_firstlineno
+    assert files[BASIC].split("\n")[line - 1] == "@_identity"  # the decorator line, as Python counts
+    assert files[BASIC].splitlines().index("@_identity") + 1 != line  # str.splitlines counts the form feed
+    answers = batch.run({"exp": {"qualname": "exp_backward", "file": BASIC, "module": "tinytransformer.ops.basic",
+                                 "files": files}})
+    assert answers["exp"][0]["graded"] == f"{BASIC}:{line}"

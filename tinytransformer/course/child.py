@@ -15,7 +15,8 @@ import (so does one that runs over IMPORT_SECONDS): its ops answer Python's
 line for it, and the files that import it get TREE's module instead, so
 their ops are still graded. For each op it writes
 a message to its stdout: a line 'OP LENGTH', then an .npz of what each call
-returned or what it raised (the student's own prints go to /dev/null). The
+returned or what it raised, the first answer saying where the graded code
+starts ("graded": file:co_firstlineno) (the student's own prints go to /dev/null). The
 instructor's process judges those answers; nothing here decides a grade, so
 nothing the student's code does here can change one. The sandbox is the wall;
 an audit hook is a second layer: it keeps the student's code from opening
@@ -128,6 +129,16 @@ class TookTooLong(BaseException):
 def too_long(number, frame):
     """The SIGALRM handler while a file is imported: it has run too long."""
     raise TookTooLong(f"the file ran over {IMPORT_SECONDS:g} s while imported")
+
+
+def graded_at(function):
+    """'tinytransformer/ops/basic.py:195': where the graded object's code starts (its first decorator's line, as
+    co_firstlineno says), for the feedback to show the def Python runs; '' for an object without code."""
+    try:
+        code = function.__code__
+        return capped(f"{code.co_filename}:{code.co_firstlineno}")
+    except BaseException:                       # no __code__, or one that raises
+        return ""
 
 
 def as_imported(text):
@@ -267,6 +278,7 @@ def main(tree, numpy_home, inputs_folder):
         else:
             calls = [lambda pair=wire.decode(item, arrays): (backward(*pair), *pair) for item in outline]
             answers = answer_each(calls, sources)
+        answers[0]["graded"] = graded_at(backward)
         written = {}
         outlines = [dict(a, value=wire.encode(a["value"], written)) if "value" in a else a for a in answers]
         send(op, npz(outlines, written))
