@@ -309,8 +309,8 @@ def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tm
     result = written["submissions"]
     assert [s["score"] for s in result] == [4, 0, 0, 0] and result[0]["ops"]["softmax"]["status"] == "pass"
     rows = (tmp_path / "g.csv").read_text().splitlines()
-    assert rows[:2] == ["path,score,max_score,softmax,add,review,diagnosis", f"{good},4,4,pass,pass,,"]
-    assert rows[2].startswith(f"{tmp_path / 'missing'},0,4,error,error,,no such file or folder")
+    assert rows[:2] == ["path,score,max_score,student,softmax,add,review,diagnosis", f"{good},4,4,good,pass,pass,,"]
+    assert rows[2].startswith(f"{tmp_path / 'missing'},0,4,missing,error,error,,no such file or folder")
 
 
 def test_bad_points_are_one_line(tmp_path, capsys):
@@ -463,7 +463,7 @@ def test_a_hostile_class_is_graded_each_as_it_deserves_and_every_output_complete
     status = {name: {op: r["status"] for op, r in g["ops"].items()} for name, g in graded.items()}
     for name in ("good", "stub above rewrite", "flat .ZIP", "nested", "flagged"):
         assert scores[name] == 4, (name, graded[name])
-    assert "the last, line" in graded["stub above rewrite"]["ops"]["softmax"]["diagnosis"]
+    assert "graded is the one the name holds" in graded["stub above rewrite"]["ops"]["softmax"]["diagnosis"]
     assert status["wrong after right"]["softmax"] == "fail" and "defined 2 times" in \
         graded["wrong after right"]["ops"]["softmax"]["diagnosis"]
     assert graded["flagged"]["ops"]["add"]["review"] == "calls add_forward" and "for review: calls add_forward" in out

@@ -155,11 +155,11 @@ def test_the_in_place_relu_is_a_broken_contract():
 
 
 
-def test_rope_pairing_the_halves_is_right_at_position_0_only():
+def test_rope_pairing_the_halves_is_named_and_the_rotations_direction_not_given_away():
     x = input_grade("rope_pairing_the_halves", "x")
-    inputs = first_inputs("rope")
-    moved = np.broadcast_to((inputs["positions"] != 0)[..., None], inputs["x"].shape)
-    assert np.array_equal(x.diagnosis.detail, moved)                  # no rotation at position 0: any pairing is right
+    assert x.diagnosis.text.startswith("rope's backward pairs dimension i with i + d_k/2")
+    again = input_grade("rope_rotating_forward_again", "x").diagnosis.text
+    assert "-angle" not in again and "inverse" not in again
 
 
 def test_the_rms_norm_mistakes_are_told_apart():
@@ -168,3 +168,22 @@ def test_the_rms_norm_mistakes_are_told_apart():
     assert input_grade("rms_norm_with_the_mean_term_of_layer_norm", "x").diagnosis.text.startswith(
         "rms norm with layer norm's mean term")
     assert input_grade("rms_norm_dgamma_not_summed", "gamma").diagnosis.detail == (0, 1)
+    assert input_grade("rms_norm_rms_term_without_rstd", "x").diagnosis.text.startswith(
+        "rms norm with the root mean square's term not scaled as the rest")
+
+
+def test_a_mean_over_the_wrong_axis_and_silus_second_term_without_x_are_named():
+    assert input_grade("layer_norm_means_over_the_first_axis", "x").diagnosis.text.startswith(
+        "layer norm with the means of its backward taken over axis 0")
+    assert input_grade("silu_second_term_without_x", "x").diagnosis.kind == "silu's second term without x"
+
+
+FORMULAS = ["s + x s (1 - s)", "s (1 - s)", "mean(dxhat", "-angle", "rstd * (", "dout *", "1 - t"]
+
+
+@pytest.mark.parametrize("name", MISTAKES)
+def test_a_diagnosis_names_the_kind_of_mistake_never_the_answers_formula(name):
+    m = MISTAKES[name]
+    for i in grader.grade_op(m.op, backward=m.backward).inputs:
+        if i.diagnosis:
+            assert not [f for f in FORMULAS if f in i.diagnosis.text], (name, i.diagnosis.text)

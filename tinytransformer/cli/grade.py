@@ -4,6 +4,7 @@ import io
 import json
 import math
 import os
+import re
 import secrets
 import signal
 import sys
@@ -18,6 +19,7 @@ from ..course.reading import BadSubmission, open_regular
 from ..course.sandbox import NoSandbox, Sandbox, choose
 from ..course.submission import Graded, OpResult, grade_submission
 from ..course.tape_grading import TAPE
+from ..course.wire import printable
 from ..files import OutputError, atomic_write, check_outputs as check, json_keys
 
 
@@ -194,13 +196,26 @@ MAX_TIMEOUT = 3600.0                  # seconds: an op slower than an hour is no
 
 
 def grade_one(path, run, points, timeout):
-    """grade_submission, with anything it raises that submission's problem, in a line: the class goes on."""
+    """grade_submission, with anything it raises that submission's problem, in a line: the class goes on. Every
+    text of the result made printable and bounded (sanitized) before a printout, JSON, CSV or Gradescope sees it."""
     try:
-        return grade_submission(path, run, points, timeout)
+        return sanitized(grade_submission(path, run, points, timeout))
     except Exception as error:               # RecursionError, MemoryError, a bug met only by this submission
         problem = f"the grader failed on it ({type(error).__name__}: {str(error)[:200]})"
-        return Graded(str(path), 0.0, float(sum(points.values())),
-                      {op: OpResult("error", None, problem) for op in points}, problem)
+        return sanitized(Graded(str(path), 0.0, float(sum(points.values())),
+                                {op: OpResult("error", None, problem) for op in points}, problem))
+
+
+TEXT_LIMIT = 4000                     # characters of one text of a result: a diagnosis, a review, a problem
+
+
+def sanitized(g):
+    """g with its path, problem and every op's diagnosis and review in one line each, without control characters
+    (a newline or an ANSI escape in a zip member's name or a student's exception forges no line), each at most
+    TEXT_LIMIT characters."""
+    ops = {op: r._replace(diagnosis=printable(r.diagnosis, TEXT_LIMIT), review=printable(r.review, TEXT_LIMIT))
+           for op, r in g.ops.items()}
+    return g._replace(path=printable(g.path, TEXT_LIMIT), problem=printable(g.problem, TEXT_LIMIT), ops=ops)
 
 
 class stopped_by_signals:
@@ -237,18 +252,42 @@ def as_json(g):
 
 
 def as_csv(graded, ops):
-    """The graded submissions as CSV text, one row each: path, score, max_score, each op's status, then two
-    columns of text: review (each flagged op, why) and diagnosis (each op's, or why it was not graded). One
-    column each, not one per op: a row stays a screen wide, and a filter on review finds the ones to read."""
+    """The graded submissions as CSV text, one row each: path, score, max_score, student (what a gradebook matches
+    on: the folder's name, or the zip's without .zip), each op's status, then two columns of text: review (each
+    flagged op, why) and diagnosis (each distinct problem once, with the ops it concerns, or why the submission
+    was not graded). One column each, not one per op: a row stays a screen wide, and a filter on review finds the
+    ones to read."""
     text = io.StringIO()
     writer = csv.writer(text)
-    writer.writerow(["path", "score", "max_score"] + ops + ["review", "diagnosis"])
+    writer.writerow(["path", "score", "max_score", "student"] + ops + ["review", "diagnosis"])
     for g in graded:
         review = "; ".join(f"{op}: {g.ops[op].review}" for op in ops if g.ops[op].review)
-        diagnosis = g.problem or "; ".join(f"{op}: {g.ops[op].diagnosis}" for op in ops if g.ops[op].diagnosis)
-        writer.writerow([g.path, f"{g.score:g}", f"{g.max_score:g}"] + [g.ops[op].status for op in ops]
-                        + [review, diagnosis])
+        writer.writerow([g.path, f"{g.score:g}", f"{g.max_score:g}", student(g.path)]
+                        + [g.ops[op].status for op in ops] + [review, g.problem or diagnoses(g, ops)])
     return text.getvalue()
+
+
+def student(path):
+    """The name a gradebook knows a submission by: its folder's name, or its zip's name without .zip."""
+    name = Path(path).name
+    return name[:-4] if name.lower().endswith(".zip") else name
+
+
+def diagnoses(g, ops):
+    """'not written: gelu, silu; add, sub: <diagnosis>': each distinct diagnosis once, after the ops it concerns
+    (ops whose diagnoses differ only in the case they name share one, without the cases); the ops not written
+    yet in one list."""
+    unwritten = [op for op in ops if g.ops[op].status == "not written"]
+    by_text = {}
+    for op in ops:
+        if g.ops[op].diagnosis and op not in unwritten:
+            by_text.setdefault(CASE.sub("", g.ops[op].diagnosis), []).append(op)
+    return "; ".join(([f"not written: {', '.join(unwritten)}"] if unwritten else [])
+                     + [f"{names[0]}: {g.ops[names[0]].diagnosis}" if len(names) == 1 else f"{', '.join(names)}: {text}"
+                        for text, names in by_text.items()])
+
+
+CASE = re.compile(r" \[[^\[\]]*\]")             # ' [x (2, 3, 5), axis=1]': the case a diagnosis names
 
 
 def write_atomically(path, text):

@@ -11,12 +11,12 @@
     stub_notes.py      what each stub's docstring adds: special cases, the notebook that derives it
     edition.py         the student edition: the project copied with its backward passes blank
     reading.py         a submission read without trusting it: its edition found, every file read with bounds
-    parsing.py         its functions found (the last definition) and flagged for review, in a process of their own
+    parsing.py         its files compiled, where each function is defined, what calls for review: a process of its own
     submission.py      a class graded: only the students' backward passes taken, judged here
     isolation.py       each submission's code in a sandboxed process, with time, memory and size limits
     sandbox.py         starting a command in an OS sandbox: bubblewrap, else an unprivileged user
-    child.py           that process: the student's functions in a package whose backward passes are stubs
-    wire.py            arrays, tuples and numbers between the two processes, without pickle
+    child.py           that process: the student's files imported as Python does, over a package of stubs
+    wire.py            arrays, tuples and numbers between the two processes, without pickle, bounded
     autograder.py      a Gradescope autograder zip: the library as a wheel, setup.sh, run_autograder
     worked_example.py  the course's 3-input self-attention example
     templates/         the student edition's README

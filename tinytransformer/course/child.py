@@ -5,10 +5,18 @@
 It runs from TREE, a copy of the instructor's package whose backward passes
 are all stubs (no reference solution is in this process), limits its own
 memory, CPU time, files and processes, reads the trials' (dout, cache) pairs
-from INPUTS, defines the student's functions (the job on stdin: their
-sources only) in the modules of TREE, and calls them. For each op it writes
+from INPUTS, and imports the student's files (the job on stdin: the texts of
+the files that hold the functions to write) as Python imports them, each in
+place of TREE's module of that name. It calls, for each op, the object the
+module's name holds once the file has run (Tape.backward: the student's Tape
+class's), on the caches the instructor's forward made; the tape's replay runs
+on the student's own tensor.py. A file that raises while it runs does not
+import (so does one that runs over IMPORT_SECONDS): its ops answer Python's
+line for it, and the files that import it get TREE's module instead, so
+their ops are still graded. For each op it writes
 a message to its stdout: a line 'OP LENGTH', then an .npz of what each call
-returned or what it raised (the student's own prints go to /dev/null). The
+returned or what it raised, the first answer saying where the graded code
+starts ("graded": file:co_firstlineno) (the student's own prints go to /dev/null). The
 instructor's process judges those answers; nothing here decides a grade, so
 nothing the student's code does here can change one. The sandbox is the wall;
 an audit hook is a second layer: it keeps the student's code from opening
@@ -16,15 +24,20 @@ files outside TREE, NumPy and the standard library, and from starting
 processes, sending signals or loading libraries.
 """
 import ctypes
+import importlib.abc
+import importlib.util
 import io
 import json
 import os
 import resource
+import signal
 import sys
 import traceback
 
 FORBIDDEN_EVENTS = ("subprocess.", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.system", "os.kill",
                     "os.killpg", "signal.", "ctypes.", "socket.", "shutil.", "os.startfile", "pty.", "webbrowser.")
+IMPORT_SECONDS = 5.0        # a file of the package runs in milliseconds when imported
+TEXT = 2000                 # characters of any text sent: a message, an exception's, a line of code
 FILE_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate",
                "os.link", "os.symlink", "os.utime", "os.chdir")
 
@@ -54,42 +67,119 @@ def guard(readable, forbidden):
     return hook
 
 
-def define(function, modules):
-    """The student's function (its source only), defined in the module it belongs to; or the problem."""
-    source = "\n" * (function["line"] - 1) + function["source"]        # line numbers as in the student's file
-    module = modules[function["module"]]
-    if "." in function["qualname"]:                                   # Tape.backward: a method
-        namespace = dict(vars(module))
-        exec(compile(source, function["file"], "exec"), namespace)
-        return namespace[function["qualname"].split(".")[1]]
-    exec(compile(source, function["file"], "exec"), vars(module))
-    return vars(module)[function["qualname"]]
+class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The student's files, imported as Python imports them: each module's text compiled under its edition path
+    and run as that module, its name bound in sys.modules and on its package. A file that raises while it runs
+    does not import: its error is kept (`failed`) and the module stays the stub tree's, so the files that import
+    it, and their ops, are still graded."""
+
+    def __init__(self, files):
+        self.texts = {path.removesuffix(".py").replace("/", "."): (path, as_imported(text))
+                      for path, text in files.items()}
+        self.failed, self.stubs, self.running = {}, {}, []
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.texts:
+            return None
+        return importlib.util.spec_from_loader(name, self, origin=self.texts[name][0])
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        path, text = self.texts[module.__name__]
+        module.__file__ = path
+        outermost = not self.running                # a file imported by another runs within that one's time
+        self.running.append(path)
+        try:
+            if outermost:
+                signal.signal(signal.SIGALRM, too_long)
+                signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS)
+            exec(compile(text, path, "exec", dont_inherit=True), vars(module))
+        except BaseException as error:              # SystemExit too: the file does not import, no more
+            self.failed[module.__name__] = (f"does not import: {described(error)}", error)
+            sys.modules[module.__name__] = self.stubs[module.__name__]    # the import system returns this one
+        finally:
+            self.running.pop()
+            if outermost:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def import_all(self):
+        """Import every file of the submission in place of the stub tree's module of that name."""
+        for name in self.texts:
+            self.stubs[name] = sys.modules.pop(name, None) or importlib.import_module(name)
+            package, _, child = name.rpartition(".")
+            vars(sys.modules[package]).pop(child, None)            # `from . import softmax` must import it anew
+        sys.meta_path.insert(0, self)
+        for name in self.texts:
+            importlib.import_module(name)
+        for name, stub in self.stubs.items():       # the package's own names for the stubs' functions: the student's
+            module = sys.modules[name]
+            for other in [m for key, m in list(sys.modules.items()) if key.startswith("tinytransformer")]:
+                for key, value in list(vars(other).items()):
+                    if other is not module and value is vars(stub).get(key) and key in vars(module) \
+                            and getattr(value, "__module__", None) == name:     # a function the stub defines
+                        setattr(other, key, vars(module)[key])
 
 
-def install(function, qualname, module, stub):
-    """Put the student's function where the stub was: its class, or every module that holds the stub."""
-    if "." in qualname:
-        owner, name = qualname.split(".")
-        setattr(getattr(module, owner), name, function)
-        return
-    for other in [m for name, m in sys.modules.items() if name.startswith("tinytransformer")]:
-        for name, value in list(vars(other).items()):
-            if value is stub:
-                setattr(other, name, function)
+class TookTooLong(BaseException):
+    """A file ran longer than IMPORT_SECONDS while imported (a BaseException: an `except Exception` lets it pass)."""
+
+
+def too_long(number, frame):
+    """The SIGALRM handler while a file is imported: it has run too long."""
+    raise TookTooLong(f"the file ran over {IMPORT_SECONDS:g} s while imported")
+
+
+def graded_at(function):
+    """'tinytransformer/ops/basic.py:195': where the graded object's code starts (its first decorator's line, as
+    co_firstlineno says), for the feedback to show the def Python runs; '' for an object without code."""
+    try:
+        code = function.__code__
+        return capped(f"{code.co_filename}:{code.co_firstlineno}")
+    except BaseException:                       # no __code__, or one that raises
+        return ""
+
+
+def as_imported(text):
+    """text with its line ends as Python reads a file it imports: \\r\\n and \\r become \\n."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def bound(module, qualname):
+    """The object module's name (or Class.method) holds once the module has run; None if there is none."""
+    value = module
+    for part in qualname.split("."):
+        value = getattr(value, part, None)
+    return value
 
 
 def answer(call, sources):
-    """{"grads": outline} of what call() returned, or {"raised"|"not written": message, "where": line}."""
+    """{"value": what call() returned}, or {"raised"|"not written": message, "where": line}, every text capped."""
     from .op_grading import NOT_WRITTEN, BackwardFailed
     try:
         return {"value": call()}
     except BackwardFailed as failed:               # the tape's replay, run by tape_grading.run_trial
         kind = "not written" if failed.status == NOT_WRITTEN else "raised"
-        return {kind: failed.problem.removeprefix("raised ")[:500], "where": failed.where[:300]}
+        return {kind: capped(failed.problem.removeprefix("raised ")), "where": capped(failed.where)}
     except NotImplementedError as error:
-        return {"not written": str(error) or "NotImplementedError", "where": where(error, sources)}
+        return {"not written": capped(str(error) or "NotImplementedError"), "where": where(error, sources)}
     except BaseException as error:                 # SystemExit and KeyboardInterrupt too: the op fails, no more
-        return {"raised": f"{type(error).__name__}: {error}"[:500], "where": where(error, sources)}
+        return {"raised": capped(described(error)), "where": where(error, sources)}
+
+
+def described(error):
+    """'ValueError: boom': an exception's type and text, as a traceback's last line says it (a text that cannot
+    be made, its __str__ raising, is said so)."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except BaseException:
+        return f"{type(error).__name__} (its text could not be read)"
+
+
+def capped(text):
+    """text cut to TEXT characters (the parent cuts again: this is only not to send what it would drop)."""
+    return str(text)[:TEXT]
 
 
 def answer_each(calls, sources):
@@ -108,8 +198,9 @@ def where(error, sources):
     if not frames:
         return ""
     frame = frames[-1]
-    text = sources[frame.filename].get(frame.lineno, "").strip()
-    return f"{frame.filename}:{frame.lineno}: {text}"[:300]
+    lines = sources[frame.filename]
+    text = lines[frame.lineno - 1].strip() if 0 < frame.lineno <= len(lines) else ""
+    return capped(f"{frame.filename}:{frame.lineno}: {text}")
 
 
 def limit(memory, cpu_seconds):
@@ -147,43 +238,47 @@ def npz(outline, arrays):
 
 
 def main(tree, numpy_home, inputs_folder):
-    """Run one job: limit this process, define the student's functions, call them, send what they returned."""
+    """Run one job: limit this process, import the student's files, call what they bind, send what it returned."""
     spec = json.loads(sys.stdin.buffer.read())
     limit(spec["memory"], spec["cpu"])
     send = sender()
-    import importlib
     import sysconfig
     from tinytransformer.course import tape_grading, wire
-    from tinytransformer import tensor
+    import tinytransformer.ops  # noqa: F401  (the stub tree's, imported before any of the student's code)
 
     inputs = {op: wire.load(os.path.join(inputs_folder, f"{op}.npz")) for op in spec["ops"]}
-    modules = {name: importlib.import_module(name) for name in spec["modules"]}
     readable = [os.path.realpath(p) for p in (tree, numpy_home, sysconfig.get_paths()["stdlib"],
                                                sysconfig.get_paths()["platstdlib"])]
     sys.addaudithook(guard(readable, [os.path.realpath(p) for p in spec["forbidden"]]))
     send("ready", b"")
 
-    sources = {}                                    # {file: {line number: the student's line}}
-    for f in spec["functions"].values():
-        sources.setdefault(f["file"], {}).update(enumerate(f["source"].splitlines(), start=f["line"]))
-    stubs = {op: getattr(modules[f["module"]], f["qualname"], None) for op, f in spec["functions"].items()}
-    defined = {op: answer(lambda: define(function, modules), sources) for op, function in spec["functions"].items()}
-    for op, function in spec["functions"].items():       # all first: attention's backward calls softmax's
-        if "value" in defined[op]:
-            install(defined[op]["value"], function["qualname"], modules[function["module"]], stubs[op])
+    files = {}
+    for function in spec["functions"].values():
+        files.update(function.get("files", {}))
+    submission = Submission(files)
+    submission.import_all()
+    sources = {path: text.split("\n") for path, text in submission.texts.values()}     # the tokenizer's lines
     for op in spec["ops"]:
         function, (outline, arrays) = spec["functions"][op], inputs[op]
-        if "value" not in defined[op]:
-            answers = [defined[op]]
+        module = sys.modules[function["module"]]
+        found = answer(lambda: bound(module, function["qualname"]), sources)   # a __getattr__ may raise
+        backward = found.get("value")
+        if function["module"] in submission.failed:
+            problem, error = submission.failed[function["module"]]
+            answers = [{"raised": capped(problem), "where": where(error, sources)}]
+        elif "value" not in found:
+            answers = [found]
+        elif not callable(backward):
+            answers = [{"not written": f"{function['file']} binds no function {function['qualname']} once it has run"}]
         elif op == "tape":
             calls = [lambda t=t: tape_grading.run_trial(tape_grading.TapeTrial(
-                t["case"], "", dict(zip(t["names"], wire.decode(t["arrays"], arrays))), {}, 0.0), tensor.Tape.backward)
+                t["case"], "", dict(zip(t["names"], wire.decode(t["arrays"], arrays))), {}, 0.0), backward, module)
                 for t in outline]
             answers = answer_each(calls, sources)
         else:
-            backward = getattr(modules[function["module"]], function["qualname"])
             calls = [lambda pair=wire.decode(item, arrays): (backward(*pair), *pair) for item in outline]
             answers = answer_each(calls, sources)
+        answers[0]["graded"] = graded_at(backward)
         written = {}
         outlines = [dict(a, value=wire.encode(a["value"], written)) if "value" in a else a for a in answers]
         send(op, npz(outlines, written))

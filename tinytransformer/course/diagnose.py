@@ -126,7 +126,10 @@ DOT = re.compile(r"shapes (\([\d, ]*\)) and (\([\d, ]*\)) not aligned")
 
 def explain_raised(problem, shapes):
     """NumPy's complaint about a matrix product whose shapes do not fit, said as the likely mistake (a missing
-    transpose) with the shapes the gradients must have ({input: shape}); any other problem as it is."""
+    transpose) with the shapes the gradients must have ({input: shape}); a file that does not import as Python says
+    it; any other problem as it is."""
+    if problem.startswith("raised does not import: "):            # a file that raised while Python ran it
+        return problem.removeprefix("raised ")
     found = MATMUL.search(problem) or DOT.search(problem)
     if not found:
         return problem
@@ -192,6 +195,9 @@ def _softmax_mistakes(yours, right, dout, cache):
 
 def _layer_norm_mistakes(yours, right, dout, cache):
     xhat, rstd, gamma = cache
+    axis = _wrong_axis(yours, dout * gamma, xhat, rstd, mean_term=True)
+    if axis:
+        return axis
     # Each mistake adds to dx, row by row, a constant (the mean's dependence ignored), a multiple of
     # xhat (the variance's), or both: fit err = a + b * xhat per row (xhat sums to 0 along a row).
     err = yours - right
@@ -209,8 +215,32 @@ def _layer_norm_mistakes(yours, right, dout, cache):
                      "y through the mean and the variance of its row as well as directly")
 
 
+def _wrong_axis(yours, dxhat, xhat, rstd, mean_term):
+    """A Diagnosis when yours is the norm's backward with its row means taken over another axis (or all of
+    them) than the last, the one the forward normalises; None otherwise."""
+    for axis in [*range(xhat.ndim - 1), None]:
+        def mean(z):
+            return z.mean(axis=axis, keepdims=True)
+        term = dxhat - (mean(dxhat) if mean_term else 0.0) - xhat * mean(dxhat * xhat)
+        if within_pass_error(yours, rstd * term):
+            where = "over every axis" if axis is None else f"over axis {axis}"
+            return Diagnosis("norm's means over the wrong axis",
+                             f"{'layer' if mean_term else 'rms'} norm with the means of its backward taken {where}: "
+                             "the forward normalises each row over its last axis, the features, so every mean that "
+                             "comes from it is a row's")
+    return None
+
+
 def _rms_norm_mistakes(yours, right, dout, cache):
     xhat, rstd, gamma = cache
+    dxhat = dout * gamma
+    axis = _wrong_axis(yours, dxhat, xhat, rstd, mean_term=False)
+    if axis:
+        return axis
+    if within_pass_error(yours, rstd * dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)):
+        return Diagnosis("rms norm's term without rstd",
+                         "rms norm with the root mean square's term not scaled as the rest: x reaches y only "
+                         "through xhat = x * rstd, so every term of dx, that one too, carries the factor rstd")
     # The root mean square's term is a multiple of xhat per row, layer norm's mean term a constant per row:
     # fit err = a + b * xhat per row by least squares and say which of the two is there.
     err = yours - right
@@ -226,11 +256,11 @@ def _rms_norm_mistakes(yours, right, dout, cache):
     if mean_term and not rms_term:
         return Diagnosis("rms norm with layer norm's mean term",
                          "rms norm with layer norm's mean term: rms_norm takes no mean away from x, so nothing "
-                         "in its backward subtracts mean(dxhat)")
-    if rms_term and not mean_term:
+                         "in its backward comes from a mean of x")
+    if rms_term and within_pass_error(yours, rstd * dxhat):
         return Diagnosis("rms norm ignoring the root mean square",
                          "rms norm ignoring how the root mean square depends on x: every x_j of a row is in "
-                         "it, which gives dx its term - xhat * mean(dxhat * xhat)")
+                         "it, so x reaches y through it as well as directly")
     return None
 
 
@@ -257,10 +287,14 @@ def _silu_mistakes(yours, right, dout, cache):
     if within_pass_error(yours, dout * s) or within_pass_error(yours, dout * x * s * (1.0 - s)):
         return Diagnosis("silu without the product rule",
                          "silu without the product rule: out = x * sigmoid(x) is a product of two factors that "
-                         "both depend on x, so dx = dout * (s + x s (1 - s))")
+                         "both depend on x, and your dx has the derivative of one of them only")
+    if within_pass_error(yours, dout * (s + s * (1.0 - s))):
+        return Diagnosis("silu's second term without x",
+                         "silu's product rule with a factor missing from its second term: in the derivative of "
+                         "a product, each term keeps the factor that is not differentiated")
     if within_pass_error(yours, dout * s * (1.0 - s)):
-        return Diagnosis("silu as sigmoid", "silu's backward as sigmoid's: s (1 - s) is the derivative of "
-                                            "sigmoid(x); silu is x * sigmoid(x), with derivative s + x s (1 - s)")
+        return Diagnosis("silu as sigmoid", "silu's backward as sigmoid's: silu is x * sigmoid(x), a product, "
+                                            "not sigmoid(x) alone")
     return None
 
 
@@ -268,6 +302,18 @@ def _rope_mistakes(yours, right, dout, cache):
     cos, sin = cache
     if within_pass_error(yours, rotate(dout, cos, sin)):
         return Diagnosis("rope rotating the same way",
-                         "rope's backward turned dout by the forward's angle: the backward of a rotation is its "
-                         "transpose, the rotation by -angle")
+                         "rope's backward turned dout the same way the forward turned x: the backward of a linear "
+                         "map is its transpose, and a rotation's transpose is not the rotation itself")
+    if any(within_pass_error(yours, _rotate_halves(dout, cos, direction * sin)) for direction in (1, -1)):
+        return Diagnosis("rope pairing the halves",
+                         "rope's backward pairs dimension i with i + d_k/2: the forward pairs neighbours, "
+                         "(x[2i], x[2i+1]), and the backward must turn the same pairs")
     return None
+
+
+def _rotate_halves(x, cos, sin):
+    """x (..., T, d_k) with each pair (x[i], x[i + d_k/2]) turned by the angle of cos and sin (..., T, d_k/2):
+    the pairing some libraries use, not this one's."""
+    half = x.shape[-1] // 2
+    first, second = x[..., :half], x[..., half:]                    # (..., T, d_k/2) each
+    return np.concatenate([first * cos - second * sin, first * sin + second * cos], axis=-1)

@@ -78,6 +78,15 @@ def layer_norm_dgamma_not_summed(dout, cache):
     return dx, dgamma, dbeta
 
 
+
+def layer_norm_means_over_the_first_axis(dout, cache):
+    """The row means taken over axis 0: the forward normalised each row over its last axis, the features."""
+    xhat, rstd, gamma = cache
+    dxhat = dout * gamma
+    dx = rstd * (dxhat - dxhat.mean(axis=0, keepdims=True)   # mistake: axis=0, not axis=-1 (both means)
+                 - xhat * (dxhat * xhat).mean(axis=0, keepdims=True))
+    return dx, unbroadcast(dout * xhat, gamma.shape), unbroadcast(dout, gamma.shape)
+
 # layernorm.py: rms_norm's dx = rstd * (dxhat - xhat * mean(dxhat * xhat))
 
 def rms_norm_ignoring_the_rms(dout, cache):
@@ -93,6 +102,14 @@ def rms_norm_with_the_mean_term_of_layer_norm(dout, cache):
     dxhat = dout * gamma
     dx = rstd * (dxhat - dxhat.mean(axis=-1, keepdims=True)   # mistake: "- mean(dxhat)" is layer norm's
                  - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+    return dx, unbroadcast(dout * xhat, gamma.shape)
+
+
+def rms_norm_rms_term_without_rstd(dout, cache):
+    """The root mean square's term left outside the factor rstd, which every term of dx carries."""
+    xhat, rstd, gamma = cache
+    dxhat = dout * gamma
+    dx = rstd * dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)   # mistake: the term outside rstd * (...)
     return dx, unbroadcast(dout * xhat, gamma.shape)
 
 
@@ -222,6 +239,12 @@ def silu_without_the_product_rule(dout, cache):
     return (dout * s,)                                      # mistake: "+ x * s * (1 - s)" left out
 
 
+def silu_second_term_without_x(dout, cache):
+    """The product rule's second term lost its factor x: the derivative of sigmoid alone."""
+    x, s = cache
+    return (dout * (s + s * (1.0 - s)),)                    # mistake: "x *" left out of the second term
+
+
 def silu_as_the_derivative_of_sigmoid(dout, cache):
     """s (1 - s) is the derivative of sigmoid(x); silu is x * sigmoid(x)."""
     x, s = cache
@@ -323,9 +346,11 @@ MISTAKES = [
     Mistake("layer_norm", layer_norm_ignoring_the_mean, "layer norm ignoring the mean"),
     Mistake("layer_norm", layer_norm_ignoring_the_variance, "layer norm ignoring the variance"),
     Mistake("layer_norm", layer_norm_dgamma_not_summed, "missing sum"),
+    Mistake("layer_norm", layer_norm_means_over_the_first_axis, "norm's means over the wrong axis"),
     Mistake("rms_norm", rms_norm_ignoring_the_rms, "rms norm ignoring the root mean square"),
     Mistake("rms_norm", rms_norm_with_the_mean_term_of_layer_norm, "rms norm with layer norm's mean term"),
     Mistake("rms_norm", rms_norm_dgamma_not_summed, "missing sum"),
+    Mistake("rms_norm", rms_norm_rms_term_without_rstd, "rms norm's term without rstd"),
     Mistake("attention", attention_scale_forgotten_in_dq, "factor"),
     Mistake("attention", attention_dk_not_transposed, "raised"),
     Mistake("matmul", matmul_gradient_not_transposed, "raised"),
@@ -340,8 +365,9 @@ MISTAKES = [
     Mistake("gelu", gelu_without_the_inner_derivative, "gelu without the inner derivative"),
     Mistake("silu", silu_without_the_product_rule, "silu without the product rule"),
     Mistake("silu", silu_as_the_derivative_of_sigmoid, "silu as sigmoid"),
+    Mistake("silu", silu_second_term_without_x, "silu's second term without x"),
     Mistake("rope", rope_rotating_forward_again, "rope rotating the same way"),
-    Mistake("rope", rope_pairing_the_halves, "some elements"),
+    Mistake("rope", rope_pairing_the_halves, "rope pairing the halves"),
     Mistake("log_softmax", log_softmax_sending_gradient_to_masked_inputs, "contract"),
     Mistake("dropout", dropout_scale_forgotten, "factor"),
     Mistake("transpose", transpose_with_the_same_axes, "wrong shape"),

@@ -21,6 +21,7 @@ import numpy as np
 
 from .cases import CHECKS, describe
 from .diagnose import Diagnosis, diagnose, explain_raised, recognise
+from .wire import Other
 from ..gradcheck import agrees, masked_as_constant, numerical_gradient, relative_error, resolution
 
 DRAWS = 2              # random draws of every case: its inputs and its upstream gradient
@@ -233,8 +234,11 @@ def is_float_array(x):
 def check_contract(function, inputs, grads):
     """One gradient per input, in a tuple: an ndarray for a float input, None for ids, masks and constants."""
     names = list(inputs)
+    if isinstance(grads, Other):
+        raise BackwardFailed(FAIL, f"{function} returned a {grads.type_name}: return a tuple of one gradient per "
+                                   f"input ({', '.join(names)})")
     if not isinstance(grads, tuple):
-        raise BackwardFailed(FAIL, f"{function} returned a {type(grads).__name__}, not a tuple: return one "
+        raise BackwardFailed(FAIL, f"{function} returned a {type_name(grads)}, not a tuple: return one "
                                    f"gradient per input ({', '.join(names)}), e.g. (dx,) for one")
     if len(grads) != len(names):
         raise BackwardFailed(FAIL, f"{function} returned {len(grads)} gradient{'s' * (len(grads) != 1)} for "
@@ -243,10 +247,15 @@ def check_contract(function, inputs, grads):
         if is_float_array(x) and g is None:
             raise BackwardFailed(FAIL, f"{function} returned None for {name}, which needs a gradient")
         if is_float_array(x) and not isinstance(g, np.ndarray):
-            raise BackwardFailed(FAIL, f"{function} returned a {type(g).__name__} for {name}: return an ndarray")
+            raise BackwardFailed(FAIL, f"{function} returned a {type_name(g)} for {name}: return an ndarray")
         if not is_float_array(x) and g is not None:
             raise BackwardFailed(FAIL, f"{function} returned an array for {name}: its gradient is None "
                                        "(ids, masks and constants have none)")
+
+
+def type_name(value):
+    """The name of value's type; for a value only described by the child (wire.Other), the name it sent."""
+    return value.type_name if isinstance(value, Other) else type(value).__name__
 
 
 def same(a, b):

@@ -1,19 +1,27 @@
-"""Reading a submission's functions from its source, in a short-lived process of their own.
+"""Reading a submission's source for what the grader shows and flags, in a short-lived process of its own.
 
     found = parse(files, wanted)     # {op: {"function": {...}, "note", "review", "calls"} or {"status", "problem"}}
 
 files is {edition path: text}; wanted is {op: {"file", "qualname", "forwards"}}, forwards being the forward
-passes the instructor's own backward of that op calls. The source is parsed with `ast` in a process
-started per submission (`python -I -S` this file; no student code runs in it), so a parser that
-recurses too deep, runs out of memory or crashes costs that submission a line, never the class. The
-answer comes back as JSON on a pipe, read with a bound.
+passes the instructor's own backward of that op calls. Nothing here decides what is graded: the sandboxed
+child imports the submission's files as Python would and grades the object each name holds after import
+(child.py). This read only compiles each file (a file that does not compile does not import, and its ops
+say so in Python's own words), and, with `ast`, says where the definitions of each name are and what in
+them calls for an instructor's review. It runs in a process started per submission (`python -I -S` this
+file; no student code runs in it), so a parser that recurses too deep, runs out of memory or crashes costs
+that submission a line, never the class. The answer comes back as JSON on a pipe, read with a bound.
 
-For each op it takes what Python would run: the LAST top-level definition of the name (a note says when
-there are two, with both lines; a name rebound after its def by anything else is refused). It flags
-for an instructor's review, without judging intent, a backward pass that calls a forward pass its
-reference does not, the gradient check's functions, finite differences (f(x + eps) - f(x - eps), or
-x[i] += eps), an autodiff library, importlib, __import__, exec or eval; and it lists the other
-backward passes the function calls (a cascade: attention's calls softmax's).
+Line numbers are the tokenizer's, as in Python's tracebacks: a form feed or a `\\x1c` inside a line does
+not start a new one (str.splitlines would), and only \\n, \\r\\n and \\r end a line, as when Python imports.
+
+The review is a heuristic, for an instructor's eyes, without judging intent. It flags a backward pass (or
+a module-level helper it calls) that calls a forward pass its reference does not, the gradient check's
+functions, finite differences (f(x + eps) - f(x - eps), or x[i] += eps with any small step), an autodiff
+library, importlib, __import__, exec or eval, a name looked up by a string (globals()[...], vars(),
+sys.modules, getattr on a module or with a computed name); and, for every op of its file, a file that
+rebinds names behind Python's back (globals()[...] = ..., setattr on a module, f.__code__ = ...) or
+imports the gradient check or an autodiff library at its top. It lists the other backward passes the
+function calls (a cascade: attention's calls softmax's).
 
 Only the standard library is imported here: the parent imports this module, the child runs it.
 """
@@ -28,9 +36,12 @@ import time
 PARSER = os.path.abspath(__file__)
 TIMEOUT = 20.0                      # seconds the parse of one submission may take
 MEMORY = 2 ** 30                    # bytes of address space the parsing process may use
+SOURCES_LIMIT = 2 ** 20             # bytes of source the child is sent in all: 20x an edition's files (52 kB)
 AUTODIFF = ("torch", "jax", "jaxlib", "autograd", "tensorflow", "importlib")
-DYNAMIC = ("__import__", "import_module", "exec", "eval")
+DYNAMIC = ("__import__", "import_module", "exec", "eval", "compile")
+NAMESPACES = ("globals", "vars", "locals")
 EPS_NAMES = ("eps", "epsilon", "h", "delta", "step")
+SMALL = 1e-3                        # a number this small, added to an input, is a finite-difference step
 
 
 class ParseFailed(Exception):
@@ -38,9 +49,10 @@ class ParseFailed(Exception):
 
 
 def parse(files, wanted, gradcheck_names=(), timeout=TIMEOUT, command=None):
-    """{op: result} (see the module's docstring) from a parsing process of its own; ParseFailed if it dies."""
+    """{op: result} (see the module's docstring) from a parsing process of its own; ParseFailed if it dies.
+    Each op's "function" carries the texts of every file that compiled ("files"): the child imports them."""
     request = json.dumps({"files": files, "wanted": wanted, "gradcheck": list(gradcheck_names)}).encode()
-    limit = 2 * len(request) + 2 ** 16                # its answer holds at most the sources it was given
+    limit = 2 * len(request) + 2 ** 16                # its answer is far smaller than the sources it was given
     process = subprocess.Popen(command or [sys.executable, "-I", "-S", PARSER], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={"PATH": os.defpath})
     try:
@@ -64,7 +76,7 @@ def parse(files, wanted, gradcheck_names=(), timeout=TIMEOUT, command=None):
         if status != 0:
             raise ParseFailed(f"the parser crashed on its source ({describe_status(status)})")
         try:
-            return json.loads(answer)
+            found = json.loads(answer)
         except ValueError:
             raise ParseFailed("the parser's answer could not be read") from None
     except subprocess.TimeoutExpired:
@@ -74,6 +86,26 @@ def parse(files, wanted, gradcheck_names=(), timeout=TIMEOUT, command=None):
             process.kill()
         process.wait()
         process.stdout.close()
+    return with_sources(found, files)
+
+
+def with_sources(found, files):
+    """found, each op's function given the texts of the files that compiled (one dict, shared), up to
+    SOURCES_LIMIT bytes in all; an op whose file does not fit is that op's error."""
+    compiled = sorted({f["function"]["file"] for f in found.values() if isinstance(f, dict) and "function" in f})
+    sources, size = {}, 0
+    for file in compiled:
+        size += len(files[file].encode())
+        if size <= SOURCES_LIMIT:
+            sources[file] = files[file]
+    for op, f in found.items():
+        if isinstance(f, dict) and "function" in f:
+            if f["function"]["file"] in sources:
+                f["function"]["files"] = sources
+            else:
+                found[op] = {"status": "error", "problem": f"the files holding the backward passes are over "
+                                                          f"{SOURCES_LIMIT // 1024} KiB together"}
+    return found
 
 
 def describe_status(status):
@@ -81,16 +113,22 @@ def describe_status(status):
     return f"signal {-status}" if status < 0 else f"exit status {status}"
 
 
+def as_imported(text):
+    """text with its line ends as Python reads a file it imports: \\r\\n and \\r become \\n."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def parse_all(files, wanted, gradcheck_names=()):
-    """{op: result} for every wanted op: the function Python runs, or why there is none."""
+    """{op: result} for every wanted op: the function to call, or why the file cannot hold it."""
     trees = {}
     for file in {w["file"] for w in wanted.values()} & set(files):
+        text = as_imported(files[file])
         try:
-            trees[file] = ast.parse(files[file], filename=file)
-        except SyntaxError as error:
-            trees[file] = f"{file} does not parse: line {error.lineno}: {error.msg}"
-        except (ValueError, RecursionError, MemoryError) as error:    # a NUL byte, 1+1+... nested too deep
-            trees[file] = f"{file} cannot be parsed: {type(error).__name__}: {str(error)[:100]}"
+            compile(text, file, "exec", dont_inherit=True)          # what import would say, without running it
+            trees[file] = ast.parse(text, filename=file)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:   # a NUL byte; 1+1+... too deep
+            trees[file] = f"does not import: {type(error).__name__}: {one_line(error)}" + \
+                ("" if isinstance(error, SyntaxError) else f" ({file})")
     found = {}
     for op, w in wanted.items():
         tree = trees.get(w["file"])
@@ -99,68 +137,82 @@ def parse_all(files, wanted, gradcheck_names=()):
         elif isinstance(tree, str):
             found[op] = {"status": "error", "problem": tree}
         else:
-            found[op] = one(tree, files[w["file"]], w, set(wanted), set(gradcheck_names))
+            found[op] = one(tree, w, set(wanted), set(gradcheck_names))
     return found
 
 
-def one(tree, text, wanted, ops, gradcheck_names):
-    """The result for one op: its function (the last definition), a note on duplicates, a review, its calls."""
+def one_line(error):
+    """An exception's text in one line of at most 200 characters."""
+    return " ".join(str(error).split())[:200]
+
+
+def one(tree, wanted, ops, gradcheck_names):
+    """The result for one op: the function the child imports, where the name is defined, a review, its calls."""
     file, qualname = wanted["file"], wanted["qualname"]
-    owner, _, name = qualname.rpartition(".")
-    body = tree.body
-    if owner:
-        classes = [node for node in body if isinstance(node, ast.ClassDef) and node.name == owner]
-        if not classes:
-            return {"status": "not written", "problem": f"no class {owner} in {file}"}
-        body = classes[-1].body
-    defs = [node for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
-    if not defs:
-        return {"status": "not written", "problem": f"no {qualname} in {file}"}
-    node = defs[-1]
-    later = [line for line in bindings(body, name) if line > node.lineno]
-    if later or isinstance(node, ast.AsyncFunctionDef):
-        where = f"line {later[-1]}" if later else f"line {node.lineno} (async def)"
-        return {"status": "error", "problem": f"{qualname} in {file} is bound at {where} by something else than a "
-                                              f"def: Python would run that, and only a def is graded"}
-    note = (f"{qualname} is defined {len(defs)} times in {file} (lines {', '.join(str(d.lineno) for d in defs)}): "
-            f"the last, line {node.lineno}, is the one Python runs and the one graded" if len(defs) > 1 else "")
-    if is_stub(node):
-        return {"status": "not written", "problem": f"{qualname} still raises NotImplementedError"
-                + (f"; {note}" if note else ""), "note": note}
-    lines = text.splitlines()[node.lineno - 1:node.end_lineno]        # the def without its decorators
-    indent = len(lines[0]) - len(lines[0].lstrip())
-    function = dict(qualname=qualname, file=file, line=node.lineno, source="\n".join(line[indent:] for line in lines),
-                    module=file.removesuffix(".py").replace("/", "."))
-    names = set(called(node))
+    name = qualname.rpartition(".")[2]
+    defs = definitions(tree, qualname)
+    lines = [first_line(node) for node in defs]
+    note = (f"{qualname} is defined {len(defs)} times in {file} (lines {', '.join(map(str, lines))}): "
+            f"graded is the one the name holds once the file has run" if len(defs) > 1 else "")
+    helpers = module_functions(tree)
+    reached = with_helpers(defs, helpers)
+    names = {n for node in reached for n in called(node)}
     calls = sorted(n for n in names if n.endswith("_backward") and n.removesuffix("_backward") in ops and n != name)
+    function = dict(qualname=qualname, file=file, module=file.removesuffix(".py").replace("/", "."))
+    reasons = review(reached, names, set(wanted.get("forwards", ())), gradcheck_names, small_names(tree),
+                     imported_modules(tree))
     return {"function": function, "note": note, "calls": calls,
-            "review": review(node, names, set(wanted.get("forwards", ())), gradcheck_names)}
+            "review": "; ".join(dict.fromkeys(reasons + file_review(tree, gradcheck_names)))}
 
 
-def bindings(body, name):
-    """Line numbers of the statements of body (not inside functions or classes) binding name other than by def."""
-    found = []
+def first_line(node):
+    """The line a def starts on, as its code object says (co_firstlineno): its first decorator's, else the def's."""
+    return node.decorator_list[0].lineno if node.decorator_list else node.lineno
+
+
+def statements(body):
+    """The statements of body that run when it runs: into if, try, with, for, while and match, not into defs
+    or classes."""
     for statement in body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        yield statement
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        if isinstance(statement, ast.ClassDef):
-            found += [statement.lineno] if statement.name == name else []
-            continue
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-                found.append(node.lineno)
-            elif isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
-                found.append(statement.lineno)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-                found.append(node.lineno)                                     # a def under an if or a try
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(statement, field, ()):
+                yield from statements(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case))
+                                      else [child])
+
+
+def definitions(tree, qualname):
+    """Every def of qualname that running the file could bind: at module level (under if, try, ... too), or
+    for Class.method in the body of a class of that name."""
+    owner, _, name = qualname.rpartition(".")
+    places = [tree.body]
+    if owner:
+        places = [node.body for node in statements(tree.body) if isinstance(node, ast.ClassDef) and node.name == owner]
+    return [node for body in places for node in statements(body)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
+
+
+def module_functions(tree):
+    """{name: [def, ...]} of the functions the file defines at module level."""
+    found = {}
+    for node in statements(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, []).append(node)
     return found
 
 
-def is_stub(node):
-    """A body that is only a docstring, the cache's unpacking and `raise NotImplementedError(...)`."""
-    last = node.body[-1]
-    return (isinstance(last, ast.Raise) and last.exc is not None and "NotImplementedError" in ast.unparse(last.exc)
-            and all(isinstance(s, (ast.Expr, ast.Assign)) for s in node.body[:-1]))
+def with_helpers(defs, helpers):
+    """defs and every module-level function they call by name, and those they call, once each."""
+    reached, todo = [], list(defs)
+    while todo:
+        node = todo.pop()
+        if any(node is seen for seen in reached):
+            continue
+        reached.append(node)
+        todo += [helper for n in called(node) for helper in helpers.get(n, ())]
+    return sorted(reached, key=lambda node: node.lineno)
 
 
 def called(node):
@@ -173,8 +225,8 @@ def called(node):
                 yield call.func.attr
 
 
-def review(node, names, forwards, gradcheck_names):
-    """Why an instructor should look at this function (node, calling `names`), in a line; '' if nothing calls for it."""
+def review(nodes, names, forwards, gradcheck_names, small, modules):
+    """Why an instructor should look at these functions (calling `names`), as reasons; [] if nothing calls for it."""
     reasons = []
     extra = sorted({n for n in names if n.endswith("_forward") and n not in forwards})
     reasons += [f"calls {', '.join(extra)}"] if extra else []
@@ -182,13 +234,67 @@ def review(node, names, forwards, gradcheck_names):
     reasons += [f"calls the gradient check's {', '.join(checks)}"] if checks else []
     dynamic = sorted({n for n in names if n in DYNAMIC})
     reasons += [f"calls {', '.join(dynamic)}"] if dynamic else []
-    modules = list(imports(node))
-    imported = sorted({top for top in (module.lstrip(".").split(".")[0] for module in modules) if top in AUTODIFF}
-                      | {"the gradient check" for module in modules if "gradcheck" in module.split(".")})
+    imported = suspicious_imports([m for node in nodes for m in imports(node)])
     reasons += [f"imports {', '.join(imported)}"] if imported else []
-    line = finite_difference(node)
-    reasons += [f"finite differences at line {line}"] if line else []
-    return "; ".join(reasons)
+    for node in nodes:
+        line = finite_difference(node, small)
+        reasons += [f"finite differences at line {line}"] if line else []
+        line = lookup_by_string(node, modules, gradcheck_names)
+        reasons += [f"looks a name up by a string at line {line}"] if line else []
+    return reasons
+
+
+def suspicious_imports(modules):
+    """The autodiff libraries and the gradient check among imported module names, sorted."""
+    return sorted({top for top in (module.lstrip(".").split(".")[0] for module in modules) if top in AUTODIFF}
+                  | {"the gradient check" for module in modules if "gradcheck" in module.split(".")})
+
+
+def file_review(tree, gradcheck_names):
+    """Reasons that concern every op of the file: names rebound behind Python's back, and what its top imports."""
+    reasons = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Subscript) and namespace(target.value):
+                reasons.append(f"assigns a name through {ast.unparse(target.value)}[...] at line {node.lineno}")
+            if isinstance(target, ast.Attribute) and target.attr in ("__code__", "__globals__", "__dict__"):
+                reasons.append(f"replaces a function's {target.attr} at line {node.lineno}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            reasons.append(f"calls setattr at line {node.lineno}")
+    top = [statement for statement in statements(tree.body) if isinstance(statement, (ast.Import, ast.ImportFrom))]
+    imported = suspicious_imports([m for statement in top for m in imports(statement)])
+    reasons += [f"its file imports {', '.join(imported)}"] if imported else []
+    dynamic = sorted({n for statement in statements(tree.body)
+                      if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      for n in called(statement) if n in DYNAMIC})
+    reasons += [f"its file calls {', '.join(dynamic)}"] if dynamic else []
+    return reasons
+
+
+def namespace(node):
+    """True for globals(), vars(...), locals(), x.__dict__ and sys.modules: a namespace indexed by a string."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NAMESPACES:
+        return True
+    return isinstance(node, ast.Attribute) and (node.attr == "__dict__" or (
+        node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"))
+
+
+def lookup_by_string(node, modules, gradcheck_names):
+    """The line where node looks a name up by a string: globals()[...], vars(m)[...], sys.modules[...], getattr
+    on a module or with a name computed at run time or naming a forward pass or the gradient check's; None."""
+    for item in ast.walk(node):
+        if isinstance(item, ast.Subscript) and namespace(item.value):
+            return item.lineno
+        if isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "getattr" \
+                and len(item.args) >= 2:
+            owner, attribute = item.args[0], item.args[1]
+            constant = attribute.value if isinstance(attribute, ast.Constant) else None
+            if not isinstance(constant, str) or constant.endswith("_forward") or constant in gradcheck_names \
+                    or (isinstance(owner, ast.Name) and owner.id in modules):
+                return item.lineno
+    return None
 
 
 def imports(node):
@@ -202,33 +308,50 @@ def imports(node):
             yield from (f"{base}.{alias.name}" for alias in item.names)
 
 
-def finite_difference(node):
+def imported_modules(tree):
+    """The names the file binds to modules by import (np, math, gc for `import ... as gc`, `from .. import x`)."""
+    found = set()
+    for item in ast.walk(tree):
+        if isinstance(item, ast.Import):
+            found |= {alias.asname or alias.name.split(".")[0] for alias in item.names}
+        elif isinstance(item, ast.ImportFrom) and (item.module is None or item.level):
+            found |= {alias.asname or alias.name for alias in item.names}    # `from .. import gradcheck`
+    return found
+
+
+def small_names(tree):
+    """Names the file assigns a small number to (d = 1e-6): finite-difference steps, whatever they are called."""
+    return {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and is_eps(node.value, set())
+            for target in node.targets if isinstance(target, ast.Name)}
+
+
+def finite_difference(node, small=frozenset()):
     """The line of a finite difference in node: f(x + eps) - f(x - eps), or x[i] += eps; None if none."""
     for item in ast.walk(node):
         if isinstance(item, ast.AugAssign) and isinstance(item.op, (ast.Add, ast.Sub)) and \
-                isinstance(item.target, ast.Subscript) and is_eps(item.value):
+                isinstance(item.target, ast.Subscript) and is_eps(item.value, small):
             return item.lineno
         if isinstance(item, ast.BinOp) and isinstance(item.op, ast.Sub) and \
                 isinstance(item.left, ast.Call) and isinstance(item.right, ast.Call) and \
-                any(perturbed(arg) for call in (item.left, item.right) for arg in call.args):
+                any(perturbed(arg, small) for call in (item.left, item.right) for arg in call.args):
             return item.lineno
     return None
 
 
-def perturbed(node):
+def perturbed(node, small):
     """True when node holds something plus or minus a small step."""
     return any(isinstance(item, ast.BinOp) and isinstance(item.op, (ast.Add, ast.Sub))
-               and (is_eps(item.left) or is_eps(item.right)) for item in ast.walk(node))
+               and (is_eps(item.left, small) or is_eps(item.right, small)) for item in ast.walk(node))
 
 
-def is_eps(node):
-    """A small step: a number of size at most 1e-3, a name such as eps or h, or a multiple of one."""
+def is_eps(node, small):
+    """A small step: a number of size at most SMALL, a name such as eps or h or one of `small`, or a multiple."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return 0 < abs(node.value) <= 1e-3
+        return 0 < abs(node.value) <= SMALL
     if isinstance(node, ast.Name):
-        return node.id.lower() in EPS_NAMES or node.id.lower().startswith("eps")
+        return node.id.lower() in EPS_NAMES or node.id.lower().startswith("eps") or node.id in small
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
-        return is_eps(node.left) or is_eps(node.right)
+        return is_eps(node.left, small) or is_eps(node.right, small)
     return False
 
 

@@ -12,7 +12,8 @@ import numpy as np
 
 from .op_grading import DRAWS, BackwardFailed, OpGrade, Run, call_student, compare, fold
 from ..gradcheck import numerical_gradient, resolution
-from ..tensor import Tape, Tensor, apply
+from .. import tensor as library_tensor
+from ..tensor import Tape, apply
 
 TAPE = "tape"          # the name the grader gives Tape.backward, the tape's replay
 
@@ -34,9 +35,10 @@ TIMES, PLUS = numerical_pair("times", np.multiply), numerical_pair("plus", np.ad
 MATMUL, TOTAL = numerical_pair("matmul", np.matmul), numerical_pair("total", np.sum)
 
 
-def tape_graph(x, W, c):
+def tape_graph(x, W, c, apply=apply):
     """(3, 2) from x (3, 4), W (4, 2) and a constant c (3, 4): h feeds two ops, y is both inputs of
-    one op, W is used twice, and exp(x) is recorded but does not reach the output."""
+    one op, W is used twice, and exp(x) is recorded but does not reach the output (apply: tensor.apply, or
+    a submission's own)."""
     h = apply(*TANH, x)                          # (3, 4)
     y = apply(*MATMUL, h, W)                     # (3, 2)
     u = apply(*TIMES, h, c)                      # (3, 4)
@@ -74,15 +76,16 @@ def tape_trials(seed=0):
     return found
 
 
-def run_trial(trial, replay):
-    """(x.grad, W.grad) after replay(tape, output, grad) on the trial's graph; raises BackwardFailed."""
+def run_trial(trial, replay, tensor=library_tensor):
+    """(x.grad, W.grad) after replay(tape, output, grad) on the trial's graph, recorded by the Tensor, Tape and
+    apply of `tensor` (the library's module, or a submission's tensor.py); raises BackwardFailed."""
     a = trial.arrays
-    tx, tW = Tensor(a["x"].copy(), requires_grad=True), Tensor(a["W"].copy(), requires_grad=True)
+    tx, tW = tensor.Tensor(a["x"].copy(), requires_grad=True), tensor.Tensor(a["W"].copy(), requires_grad=True)
     tx.grad = a["before"].copy() if "before" in a else None
-    with Tape() as tape:
-        out = tape_graph(tx, tW, a["c"])
+    with tensor.Tape() as tape:
+        out = tape_graph(tx, tW, a["c"], tensor.apply)
         if trial.case == 0:
-            out = apply(*TOTAL, apply(*TIMES, out, a["dout"]))      # sum(out * dout), a scalar
+            out = tensor.apply(*TOTAL, tensor.apply(*TIMES, out, a["dout"]))      # sum(out * dout), a scalar
     call_student(replay, tape, out, None if trial.case == 0 else a["dout"])
     return tx.grad, tW.grad
 
