@@ -3,15 +3,16 @@ the week's points (DIR.points.json, which `grade` reads) and, with --autograder,
 import json
 import os
 import shutil
+import stat
 import sys
 import zipfile
 from pathlib import Path
 
-from .common import BadInput
+from .common import BadInput, Stopped, signals_stop_at_once, tell
 from ..course.autograder import AutograderError, build_autograder
 from ..course.edition import build_edition, check_target, op_files, tracked_files, with_kin
 from ..course.grader import PROJECT, TAPE
-from ..files import OutputError, atomic_write, check_outputs
+from ..files import OutputError, atomic_write, check_outputs, kind_of
 
 
 def add_parser(commands):
@@ -60,6 +61,36 @@ def run(args):
     if args.hide and ops is None:
         raise BadInput("--hide names later weeks' ops, to blank beside this week's --ops: give --ops too")
     hide = [name for name in names(args.hide) if name not in ops]       # an op named in both is this week's
+    before = {name: signature(path) for name, path in outputs.items() if path is not None}
+    try:
+        with signals_stop_at_once():              # Ctrl-C, SIGTERM, SIGHUP: Stopped, then nothing of this run is left
+            stubs, week, points = write_edition(args, target, outputs, ops, hide, files)
+    except Stopped as stop:
+        with signals_stop_at_once(ignore=True):   # the clean-up runs whole
+            shutil.rmtree(target, ignore_errors=True)
+            for name, was in before.items():     # the points file and the zip, if this run wrote them
+                if signature(outputs[name]) != was:
+                    outputs[name].unlink(missing_ok=True)
+            tell(f"python -m tinytransformer assignment: interrupted ({stop}); nothing was written "
+                 f"(the edition {target} was removed)")
+        return 130
+    print(f"wrote a student edition to {args.dir}: {len(week)} function{'s' * (len(week) != 1)} to write")
+    for function, place in week:
+        print(f"  {function:<24} {place}")
+    if len(week) < len(stubs):
+        print(f"  and blank as later weeks' work: {', '.join(f for f, _ in stubs if (f, _) not in week)}")
+    print(f"wrote {outputs['the points file']}: grade, run in {target.parent}, grades these ops "
+          f"({', '.join(points)}; 1 point each)")
+    print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer check grades the student's work")
+    if args.autograder:
+        print(f"wrote the Gradescope autograder {outputs['--autograder']} ({len(points)} ops, 1 point each): upload "
+              "it as the assignment's autograder; students upload their edition as a .zip")
+    return 0
+
+
+def write_edition(args, target, outputs, ops, hide, files):
+    """Build the edition, then write its points file and autograder -> (stubs, this week's stubs, points); any
+    failure removes what this run wrote (BadInput)."""
     stubs = build_edition(target, ops=ops, tape=args.tape, hide=hide, files=files)
     found = op_files()
     later = set(with_kin(hide, found)) - set(with_kin(ops or found, found))   # a hidden op's kin is hidden too
@@ -78,19 +109,16 @@ def run(args):
             outputs["the points file"].unlink()
         why = f"{error.strerror}: {error.filename}" if isinstance(error, OSError) and error.strerror else error
         raise BadInput(f"could not write the points file or the autograder ({why}); nothing was written") from None
-    print(f"wrote a student edition to {args.dir}: {len(week)} function{'s' * (len(week) != 1)} to write")
-    for function, place in week:
-        print(f"  {function:<24} {place}")
-    if len(week) < len(stubs):
-        print(f"  and blank as later weeks' work: {', '.join(f for f, _ in stubs if (f, _) not in week)}")
-    print(f"wrote {outputs['the points file']}: grade, run in {target.parent}, grades these ops "
-          f"({', '.join(points)}; 1 point each)")
-    print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer check grades the student's work")
-    if args.autograder:
-        print(f"wrote the Gradescope autograder {outputs['--autograder']} ({len(points)} ops, 1 point each): upload "
-              "it as the assignment's autograder; students upload their edition as a .zip")
-    return 0
+    return stubs, week, points
 
+
+def signature(path):
+    """What tells a file apart from the one at path before this run (None: no file)."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
 
 def check_names(dir_text, outputs):
     """Every name this run prints must show in the terminal's encoding: refused before any work if not."""
@@ -138,6 +166,9 @@ def points_in(path):
 def read_list(path):
     """The file names LIST holds, one a line (blank lines and # comments skipped)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):     # a FIFO or a device would be read forever
+            raise BadInput(f"--files {path}: expected a text file of paths, one a line, got "
+                           f"{kind_of(os.stat(path).st_mode)}")
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(f"--files {path}: expected a text file of paths, one a line, could not read it ({error})") \
