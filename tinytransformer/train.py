@@ -37,6 +37,16 @@ from .tasks import DEFAULT_TASK, TASKS, TrainSettings, make_task, options_of
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out sets' seed is seed + this: no overlap with training streams
+MAX_STEPS = 10**7                # a month of the smallest model's steps: a larger count is a typo
+
+
+def check_settings(settings):
+    """What TrainSettings lets through but the loop cannot use: one ValueError before any work."""
+    if settings.steps > MAX_STEPS:
+        raise ValueError(f"train: steps must be at most {MAX_STEPS:,} (a month at a quarter of a second a step), got "
+                         f"{settings.steps:,}; Ctrl-C stops a long run and keeps its model")
+    if settings.clip_norm is not None and not np.isfinite(settings.clip_norm):
+        raise ValueError(f"train: clip_norm must be a finite number > 0, got {settings.clip_norm!r}")
 
 
 def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=None):
@@ -225,6 +235,7 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
         raise TypeError(f"train: unknown option {', '.join(unknown)}; the settings are "
                         + ", ".join(options_of(TrainSettings)))
     settings = dataclasses.replace(task.settings, **options)
+    check_settings(settings)
     if model is not None:
         if config is not None and config != model.config:
             raise ValueError("train: config differs from model.config; pass config=None to train the model")
@@ -263,6 +274,9 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
                 except FloatingPointError:           # Adam refused an update that overflowed: the weights are kept
                     stopped = f"the update of step {step} would make weights NaN or infinite"
                     break
+                except MemoryError:                  # Adam writes the weights last: those of the last step
+                    stopped = f"step {step} needed more memory than there is"
+                    break
                 train_seconds += time.perf_counter() - start
                 if not np.isfinite(loss):
                     stopped = f"the loss was {loss} at step {step}"
@@ -270,8 +284,12 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
                 losses.append(loss)
                 evaluating = (settings.eval_every and step % settings.eval_every == 0) or step == settings.steps
                 if evaluating:
-                    with signals.dropping():
-                        eval_history.append((step, task.evaluate(model)))
+                    try:
+                        with signals.dropping():
+                            eval_history.append((step, task.evaluate(model)))
+                    except MemoryError:
+                        stopped = f"the evaluation after step {step} needed more memory than there is"
+                        break
                     bar.value = eval_history[-1][1]
                 bar.update(step, losses[-1], force=evaluating)
                 if evaluating and stops_early and bar.value >= settings.target_accuracy:
@@ -282,6 +300,8 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
                     test_exact_match, test_size = task.test(model) or (None, None)    # once
         except KeyboardInterrupt:                    # a second signal: the work under way dropped, no update half made
             pass
+        except MemoryError:
+            stopped = f"the test split after step {len(losses)} needed more memory than there is"
         if stopped is None and signals.received:
             stopped = f"interrupted ({signals.received}) after step {len(losses)}"
     bar.close()

@@ -11,15 +11,17 @@ from .common import BadInput, say, seed, tell
 from .train_flags import DefaultsHelp, add_argument, as_flags, declared_flags, given, task_help
 from .train_outputs import check_train_outputs, plot_training, save_or_keep, write_summary
 
+MAX_PROFILE_STEPS = 10_000     # a profile's table settles within a few dozen steps
+
 
 def train_command(args):
     """Train the task's model (Transformer, GPT or BERT); print, and optionally save, the result.
 
     With --profile, time a few training steps op by op instead (profile_command).
     """
-    from ..memory import check_fits, training_floor
+    from ..memory import check_fits, evaluation_floor, training_floor
     from ..tasks import make_task
-    from ..train import EVAL_SEED_OFFSET, StopSignals, train
+    from ..train import EVAL_SEED_OFFSET, StopSignals, check_settings, train
 
     flags, declared_by = declared_flags()
     task_options = given(args, flags["task"])
@@ -38,9 +40,12 @@ def train_command(args):
         if pretrained:                         # the checkpoint must be a model the task can start from
             config_used = task.new_model(config, np.random.default_rng(args.seed)).config
             task.check(config_used)
-        sizes = describe_model(task, config_used if pretrained else config)
-        check_fits(training_floor(config_used if pretrained else config, settings.batch_size),
-                   "a training step of this model and batch", "train")
+        check_settings(settings)
+        used = config_used if pretrained else config
+        sizes = describe_model(task, used)
+        check_fits(training_floor(used, settings.batch_size), "a training step of this model and batch", "train")
+        check_fits(evaluation_floor(used, getattr(task, "n_validation", 0)),     # evaluated in one batch
+                   f"evaluating {getattr(task, 'n_validation', 0)} validation sequences at once", "train")
     except (ValueError, TypeError, OSError) as error:
         raise BadInput(as_flags(str(error), flags)) from None
     check_ignored(args, task, flags, pretrained)
@@ -141,8 +146,9 @@ def profile_command(args, task, settings, model):
     from ..tools.profile import profile_steps, profile_table
 
     args.profile_steps = 20 if args.profile_steps is None else args.profile_steps
-    if args.profile_steps < 1:
-        raise BadInput(f"--profile-steps must be >= 1, got {args.profile_steps}")
+    if not 1 <= args.profile_steps <= MAX_PROFILE_STEPS:
+        raise BadInput(f"--profile-steps must be from 1 to {MAX_PROFILE_STEPS:,} (each step is timed op by op), "
+                       f"got {args.profile_steps:,}")
     batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
     optimizer = Adam(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
     profile_steps(model, batch, optimizer, task.loss, 1)     # not timed: the first step allocates Adam's state
