@@ -9,7 +9,7 @@ import os
 import sys
 
 from .cli import assignment, check, grade, train, translate
-from .cli.common import BadInput, Parser, open_closed_streams
+from .cli.common import BadInput, Parser, open_closed_streams, shortened
 from .course.edition import EditionError
 from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
@@ -37,10 +37,10 @@ def main(argv=None):
         sys.stdout.flush()                      # what is still buffered: a closed pipe is found here, not at exit
         return status
     except (BadInput, EditionError) as error:
-        print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
+        print(f"{parser.prog} {args.command}: {shortened(str(error))}", file=sys.stderr)
         return 2
     except NotImplementedError as error:        # a student edition: a backward pass still to write
-        print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
+        print(f"{parser.prog} {args.command}: {shortened(str(error))}", file=sys.stderr)
         return 1
     except BrokenPipeError:                     # `... | head -1` closed standard output: stop quietly, as Unix tools do
         quiet_stdout()

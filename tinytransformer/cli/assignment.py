@@ -51,6 +51,7 @@ def names(text):
 def run(args):
     """Check every path, build the edition, then write its points file and autograder; one line for any failure,
     and then nothing of this run is left (an EditionError or a BadInput is the command line's one line)."""
+    check_dir_name(args.dir)
     target = check_target(args.dir)
     outputs = {"the points file": target.with_name(f"{target.name}.points.json"),
                "--autograder": target.with_name(f"{target.name}-autograder.zip") if args.autograder else None}
@@ -119,6 +120,23 @@ def signature(path):
     except OSError:
         return None
     return found.st_ino, found.st_size, found.st_mtime_ns
+
+def check_dir_name(dir_text):
+    """DIR's own name must fit the folder's names with the longest one written beside it (".DIR.xxxxxxxx.building",
+    DIR-autograder.zip) and hold no line end or other control character (a name a listing would show as two)."""
+    name = os.path.basename(os.path.normpath(os.fspath(dir_text)))
+    if any(ord(character) < 32 or ord(character) == 127 for character in os.fspath(dir_text)):
+        raise BadInput(f"DIR {ascii(os.fspath(dir_text))}: the name holds a line end or another control character; "
+                       "choose one without (nothing was written)")
+    try:
+        longest = os.pathconf(os.path.dirname(os.path.abspath(os.fspath(dir_text))) or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    room = longest - len(".building") - 10                  # the temporary twin: a dot, DIR, 8 random characters
+    if len(name.encode("utf-8", "surrogateescape")) > room:
+        raise BadInput(f"DIR: a name of {len(name)} characters is too long here; at most {room} leave room for "
+                       "the files written beside it (nothing was written)")
+
 
 def check_names(dir_text, outputs):
     """Every name this run prints must show in the terminal's encoding: refused before any work if not."""

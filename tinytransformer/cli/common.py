@@ -7,8 +7,18 @@ import sys
 import threading
 
 
+MAX_LINE = 1000        # characters in a one-line error: a 300 KB value is shown by its two ends
+
+
 class BadInput(Exception):
     """A value on the command line that cannot work: one line for the user, no traceback."""
+
+
+def shortened(text, limit=MAX_LINE):
+    """text, or its two ends with how much was left out between them if it is longer than limit."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]} ... ({len(text) - limit:,} characters left out) ... {text[-(limit // 2):]}"
 
 
 class Parser(argparse.ArgumentParser):
