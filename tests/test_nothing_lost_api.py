@@ -11,7 +11,7 @@ from tinytransformer import functional as F
 from tinytransformer.__main__ import main
 
 KINDS = {50: "tracebacks", 51: "silent", 52: "tracebacks", 53: "silent", 54: "tracebacks", 55: "silent",
-         56: "tracebacks"}                # what each case was on the code before it (careless_user.py counts)
+         56: "tracebacks", 57: "data loss"}                # what each case was on the code before it (careless_user.py counts)
 X = np.ones((2, 3, 4))
 
 
@@ -120,3 +120,25 @@ def test_case_56_a_one_line_error_is_at_most_about_a_thousand_characters(tmp_pat
     err = capsys.readouterr().err
     assert len(err) < 1100 and len(err.strip().splitlines()) == 1
     assert "characters left out" in err and err.rstrip().endswith("log_softmax")     # both ends shown
+
+
+@pytest.mark.parametrize("flag, name", [("--json", "g.json"), ("--csv", "g.csv"), ("--gradescope", "results.json")])
+def test_case_57_grade_keeps_a_file_the_user_wrote_at_its_output_while_grading_ran(tmp_path, capsys, monkeypatch,
+                                                                                    flag, name):
+    import json
+    from tinytransformer.cli import grade
+    (tmp_path / "not_an_edition").mkdir()
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps({"add": 1}))
+    path = tmp_path / name
+    real_grade_one = grade.grade_one
+
+    def grade_while_the_user_writes(*arguments):
+        path.write_text("the user's own notes, written while grading ran")
+        return real_grade_one(*arguments)
+    monkeypatch.setattr(grade, "grade_one", grade_while_the_user_writes)
+    status = main(["grade", str(tmp_path / "not_an_edition"), "--points", str(points), flag, str(path),
+                   "--no-sandbox"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert status == 2 and f"{flag} {path}: the file exists and was not written by tinytransformer" in err
+    assert path.read_text() == "the user's own notes, written while grading ran"

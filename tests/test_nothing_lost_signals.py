@@ -103,6 +103,25 @@ def test_case_36_a_signal_after_train_returns_and_before_the_save_saves_the_mode
     assert saved_step(err, path) == 3 and f"interrupted ({name}) after step 3, the last" in err
 
 
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_case_36_signals_during_the_save_wait_for_the_file_to_be_written(tmp_path, capsys, monkeypatch, own_signals,
+                                                                         name):
+    from tinytransformer import checkpoint
+    real_savez = np.savez
+
+    def savez_with_signals(f, **arrays):
+        f.write(b"PK")                                          # a part written, then two signals
+        os.kill(os.getpid(), getattr(signal, name))
+        os.kill(os.getpid(), getattr(signal, name))
+        f.seek(0)
+        real_savez(f, **arrays)
+    monkeypatch.setattr(checkpoint.np, "savez", savez_with_signals)
+    path = tmp_path / "m.npz"
+    assert main(["train", *TINY, "--steps", "3", "--save", str(path)]) == 130
+    err = capsys.readouterr().err
+    assert saved_step(err, path) == 3 and f"interrupted ({name}) after step 3, the last" in err
+
+
 def test_case_36_train_api_drops_the_work_under_way_on_a_second_signal_never_an_update(own_signals, monkeypatch):
     from tinytransformer.optim import Adam
     real_step, seen = Adam.step, []
