@@ -98,7 +98,7 @@ def test_case_53_sgd_refuses_an_update_that_overflows_and_keeps_the_weights():
                                       tt.optim.WarmupSchedule(64, 10)], ids=["cosine", "warmup"])
 @pytest.mark.parametrize("step", [float("nan"), float("inf"), "5", None])
 def test_case_53_a_schedule_refuses_a_step_that_is_not_a_number(schedule, step):
-    with pytest.raises(ValueError, match=re.escape(f"steps count from ") + r"[01], got " + re.escape(repr(step))):
+    with pytest.raises(ValueError, match=re.escape("steps count from ") + r"[01], got " + re.escape(repr(step))):
         schedule(step)
 
 

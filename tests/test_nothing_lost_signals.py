@@ -142,8 +142,12 @@ def test_case_36_train_api_drops_the_work_under_way_on_a_second_signal_never_an_
 
 # ---- standard streams: closed, full, a reader gone; progress lines are a courtesy
 
-@pytest.mark.parametrize("redirect", ["2>&1 | head -1", "2>&1 | head -3", "2>/dev/full", "2>&- | cat",
-                                      ">&-", ">&- 2>&-", "2>&1 >/dev/null | true"])
+REDIRECTS = {"both into head -1": "2>&1 | head -1", "both into head -3": "2>&1 | head -3",
+             "stderr full": "2>/dev/full", "stderr closed": "2>&- | cat", "stdout closed": ">&-",
+             "both closed": ">&- 2>&-", "stderr's reader gone": "2>&1 >/dev/null | true"}
+
+
+@pytest.mark.parametrize("redirect", REDIRECTS.values(), ids=REDIRECTS.keys())
 def test_case_37_standard_streams_closed_or_full_never_cost_the_model(tmp_path, redirect):
     path = tmp_path / "m.npz"
     arguments = " ".join(TINY).replace("--eval-every 0", "--eval-every 10")
