@@ -58,14 +58,17 @@ def test_case_42_duplicate_special_tokens_are_found_in_linear_time():
         CharTokenizer.train("abc", special_tokens=["<" * 1000])
 
 
-def test_case_43_assignment_files_naming_a_fifo_is_refused_without_blocking(tmp_path):
-    fifo = tmp_path / "list.txt"
-    os.mkfifo(fifo)
+@pytest.mark.parametrize("what, kind", [("fifo", "a FIFO (named pipe)"), ("/dev/zero", "a device")])
+def test_case_43_assignment_files_naming_a_fifo_or_a_device_is_refused_without_blocking(tmp_path, what, kind):
+    path = tmp_path / "list.txt"
+    if what == "fifo":
+        os.mkfifo(path)
+    else:
+        os.symlink(what, path)
     done = subprocess.run([sys.executable, "-m", "tinytransformer", "assignment", str(tmp_path / "week1"), "--files",
-                           str(fifo)], capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": ROOT})
+                           str(path)], capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": ROOT})
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().endswith(f"--files {fifo}: expected a text file of paths, one a line, got a FIFO "
-                                        "(named pipe)")
+    assert done.stderr.strip().endswith(f"--files {path}: expected a text file of paths, one a line, got {kind}")
 
 
 # ---- checkpoints: a step that is not a count, a header NumPy's parser chokes on
