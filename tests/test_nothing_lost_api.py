@@ -10,8 +10,9 @@ import tinytransformer as tt
 from tinytransformer import functional as F
 from tinytransformer.__main__ import main
 
+# what each case was on the code before it (careless_user.py counts)
 KINDS = {50: "tracebacks", 51: "silent", 52: "tracebacks", 53: "silent", 54: "tracebacks", 55: "silent",
-         56: "tracebacks", 57: "data loss"}                # what each case was on the code before it (careless_user.py counts)
+         56: "tracebacks", 57: "data loss"}
 X = np.ones((2, 3, 4))
 
 
@@ -29,7 +30,8 @@ def refused(call, error, message):
     (lambda: F.merge_heads(np.ones((2, 3))), ValueError,
      "merge_heads: x must be (..., n_heads, T, d_k), at least 3 axes, got shape (2, 3)"),
     (lambda: F.sum(np.array(1.0), axis=0), ValueError, "sum: axis must be an integer in [0, 0) (x is ()), got 0"),
-    (lambda: F.mean(X, axis=(0, 7)), ValueError, "mean: axis must be an integer in [-3, 3) (x is (2, 3, 4)), got (0, 7)"),
+    (lambda: F.mean(X, axis=(0, 7)), ValueError,
+     "mean: axis must be an integer in [-3, 3) (x is (2, 3, 4)), got (0, 7)"),
     (lambda: F.softmax(np.ones((2, 0))), ValueError, "softmax: axis -1 of x (2, 0) is empty"),
     (lambda: F.log_softmax(np.ones((2, 0))), ValueError, "log_softmax: axis -1 of x (2, 0) is empty"),
     (lambda: F.softmax(np.array(2.0)), ValueError, "softmax: x must be (..., T), at least 1 axis, got shape ()"),
