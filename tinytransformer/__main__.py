@@ -9,7 +9,7 @@ import os
 import sys
 
 from .cli import assignment, check, grade, train, translate
-from .cli.common import BadInput, Parser
+from .cli.common import BadInput, Parser, open_closed_streams, shortened
 from .course.edition import EditionError
 from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
@@ -19,6 +19,7 @@ COMMANDS = (train, translate, check, assignment, grade)     # each: add_parser(c
 
 def main(argv=None):
     """Run the command that argv (default: sys.argv[1:]) names; return the exit status (2: bad input)."""
+    open_closed_streams()                       # started with `>&-`: lines lost, never the work
     parser = Parser(prog="python -m tinytransformer",
                     description="A Transformer in NumPy, with hand-derived backward passes: the encoder-decoder "
                                 "(Transformer), the decoder-only GPT and the encoder-only BERT. At start-up the "
@@ -36,10 +37,10 @@ def main(argv=None):
         sys.stdout.flush()                      # what is still buffered: a closed pipe is found here, not at exit
         return status
     except (BadInput, EditionError) as error:
-        print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
+        print(f"{parser.prog} {args.command}: {shortened(str(error))}", file=sys.stderr)
         return 2
     except NotImplementedError as error:        # a student edition: a backward pass still to write
-        print(f"{parser.prog} {args.command}: {error}", file=sys.stderr)
+        print(f"{parser.prog} {args.command}: {shortened(str(error))}", file=sys.stderr)
         return 1
     except BrokenPipeError:                     # `... | head -1` closed standard output: stop quietly, as Unix tools do
         quiet_stdout()

@@ -20,7 +20,9 @@ import contextlib
 import dataclasses
 import json
 import math
+import numbers
 import os
+import tokenize
 import typing
 import zipfile
 import zlib
@@ -51,6 +53,9 @@ def save_checkpoint(model, path, step=None, force=False):
     """
     if type(model) not in MODELS.values():
         raise TypeError(f"save_checkpoint: model must be one of {list(MODELS)}, got {type(model).__name__}")
+    if step is not None and (not isinstance(step, numbers.Integral) or isinstance(step, (bool, np.bool_))
+                             or step < 0):
+        raise ValueError(f"save_checkpoint: step must be None or an integer >= 0, got {step!r}")
     check_output("save_checkpoint", path, None)
     if os.path.exists(path) and not force and not is_checkpoint(path):
         raise FileExistsError(f"save_checkpoint: {path} exists and is not a tinytransformer checkpoint; "
@@ -70,7 +75,13 @@ def save_checkpoint(model, path, step=None, force=False):
 def checkpoint_step(path):
     """The training step the checkpoint at path was saved at, or None if it does not say."""
     with open_archive(path) as (archive, entries):
-        return int(read_small(archive, entries, STEP_KEY, path)) if STEP_KEY in entries else None
+        if STEP_KEY not in entries:
+            return None
+        step = read_small(archive, entries, STEP_KEY, path)
+    if step.dtype.kind not in "iu" or step < 0:
+        raise ValueError(f"checkpoint_step: {path} is damaged: its step is {step.dtype} {step.item()!r}; "
+                         "expected an integer >= 0")
+    return int(step)
 
 
 def is_checkpoint(path):
@@ -177,7 +188,7 @@ def read_header(archive, info, path):
                 raise ValueError(f"it has .npy version {version}; expected 1.0 or 2.0")
             shape, _, dtype = read[version](f)
             header_bytes = f.tell()
-    except READ_ERRORS as error:
+    except (*READ_ERRORS, SyntaxError, tokenize.TokenError) as error:     # NumPy parses the header's text
         raise ValueError(f"{damaged} has no readable .npy header ({type(error).__name__}: {error})") from None
     if dtype.hasobject:
         raise ValueError(f"{damaged} holds Python objects, which only a pickle can read; allow_pickle is off")

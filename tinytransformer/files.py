@@ -112,6 +112,9 @@ def check_output(flag, path, extensions):
     path = os.fspath(path)
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
         raise OutputError(f"{flag} {path}: expected a file name, got a folder")
+    if os.path.islink(path) and not os.path.exists(path):
+        raise OutputError(f"{flag} {path}: a symbolic link to {os.readlink(path)}, which does not exist; "
+                          "expected a file name")
     if os.path.exists(path) and not os.path.isfile(path):              # stat only: a FIFO is never opened
         raise OutputError(f"{flag} {path}: expected a regular file, got {kind_of(os.stat(path).st_mode)}")
     if extensions and not path.lower().endswith(tuple(extensions)):

@@ -11,14 +11,28 @@ Shapes that do not broadcast are an error naming both; shapes that do are never
 flagged, even where a mistake would also broadcast (a (T,) bias meant as (d,)
 with T == d): check the shapes you pass, as in NumPy or PyTorch.
 """
-from . import ops
+from . import ops, tensor
 from .ops import causal_mask, padding_mask, sinusoidal_positions
-from .tensor import Tensor, apply, apply_with_cache
+from .ops.checks import check_call
+from .tensor import Tensor
 
 __all__ = ["linear", "relu", "gelu", "silu", "dropout", "softmax", "log_softmax", "layer_norm", "rms_norm",
            "embedding", "mask", "attention", "split_heads", "merge_heads", "positional_encoding", "rope",
            "cross_entropy", "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape",
            "transpose", "exp", "log", "causal_mask", "padding_mask", "sinusoidal_positions", "Tensor"]
+
+
+def apply(forward, backward, *inputs, **options):
+    """tensor.apply, after the checks every call here shares (ops/checks.py's check_call: arrays, not lists;
+    float32 or float64; the axes the op needs)."""
+    check_call(forward, [t.data if isinstance(t, Tensor) else t for t in inputs], options)
+    return tensor.apply(forward, backward, *inputs, **options)
+
+
+def apply_with_cache(forward, backward, *inputs, **options):
+    """tensor.apply_with_cache, after the same checks."""
+    check_call(forward, [t.data if isinstance(t, Tensor) else t for t in inputs], options)
+    return tensor.apply_with_cache(forward, backward, *inputs, **options)
 
 
 def linear(x, W, b=None):

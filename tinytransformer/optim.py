@@ -31,8 +31,16 @@ class Optimizer:
                                 f"requires_grad=True, got {p!r}")
         if len({id(p) for p in self.params}) != len(self.params):
             raise ValueError(f"{type(self).__name__}: a parameter appears twice; it would be updated twice")
-        check_number(type(self).__name__, "lr", lr, 0)
         self.lr = lr            # a schedule may set this before each step
+
+    @property
+    def lr(self):
+        return self._lr
+
+    @lr.setter
+    def lr(self, value):         # checked whenever it is set: a negative lr would climb the gradient
+        check_number(type(self).__name__, "lr", value, 0)
+        self._lr = value
 
     def zero_grad(self):
         for p in self.params:
@@ -55,13 +63,22 @@ class SGD(Optimizer):
         self.velocity = [np.zeros_like(p.data) for p in self.params]
 
     def step(self):
+        """One update; one that would make a weight NaN or infinite (a huge lr) is not made: FloatingPointError,
+        every weight kept as it was."""
+        updated = []
         for p, v in zip(self.params, self.velocity):
             if p.grad is None:
                 continue
             g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad
             v *= self.momentum
             v += g
-            p.data -= self.lr * v
+            with np.errstate(over="ignore", invalid="ignore"):   # an overflow is checked for just below
+                updated.append((p, p.data - self.lr * v))
+        if not all(np.isfinite(w).all() for _, w in updated):
+            raise FloatingPointError(f"SGD: the update would make weights NaN or infinite (lr={self.lr:g}); the "
+                                     "weights are kept as they were")
+        for p, w in updated:
+            p.data[...] = w
 
 
 def check_adam_options(name, betas, eps):
@@ -172,6 +189,12 @@ class AdamW(Adam):
         self.weight_decay = weight_decay
 
 
+def check_step(name, step, first):
+    """A schedule's step: a finite number >= first (a NaN step would give a NaN learning rate)."""
+    if isinstance(step, bool) or not isinstance(step, numbers.Real) or not np.isfinite(step) or step < first:
+        raise ValueError(f"{name}: steps count from {first}, got {step!r}")
+
+
 class WarmupSchedule:
     """The paper's learning rate (section 5.3), times a scale factor:
 
@@ -188,8 +211,7 @@ class WarmupSchedule:
         self.d_model, self.warmup, self.scale = d_model, warmup, scale
 
     def __call__(self, step):
-        if step < 1:
-            raise ValueError(f"WarmupSchedule: steps count from 1, got {step}")
+        check_step("WarmupSchedule", step, 1)
         return self.scale * self.d_model ** -0.5 * min(step ** -0.5, step * self.warmup ** -1.5)
 
 
@@ -217,8 +239,7 @@ class WarmupCosineSchedule:
         self.max_lr, self.warmup, self.cycle, self.min_lr = max_lr, warmup, cycle, min_lr
 
     def __call__(self, step):
-        if step < 0:
-            raise ValueError(f"WarmupCosineSchedule: steps count from 0, got {step}")
+        check_step("WarmupCosineSchedule", step, 0)
         if step <= self.warmup:
             return self.max_lr * step / self.warmup if self.warmup else self.max_lr
         if step >= self.cycle:

@@ -18,11 +18,12 @@ was chosen by it, so it says how the model does on examples it has never been
 judged by. What differs from task to task (the model, a batch,
 the loss, the evaluation, the settings) lives in tasks/; the loop below is the same.
 
-Training stops early, keeping the model of the last good step, on Ctrl-C or SIGTERM (the step under way
-is finished; a second Ctrl-C stops at once), on a loss that is NaN or infinite (no update is made
-from it) and on an update that would make a weight NaN or infinite (Adam refuses it); result.stopped
-says why and when.
+Training stops early, keeping the model of the last good step, on Ctrl-C, SIGTERM or SIGHUP (the step
+under way is finished; a second signal drops the forward and backward pass or the evaluation under way,
+never an update), on a loss that is NaN or infinite (no update is made from it) and on an update that
+would make a weight NaN or infinite (Adam refuses it); result.stopped says why and when.
 """
+import contextlib
 import dataclasses
 import signal
 import sys
@@ -36,6 +37,16 @@ from .tasks import DEFAULT_TASK, TASKS, TrainSettings, make_task, options_of
 from .tensor import Tape
 
 EVAL_SEED_OFFSET = 1_000_000     # the held-out sets' seed is seed + this: no overlap with training streams
+MAX_STEPS = 10**7                # a month of the smallest model's steps: a larger count is a typo
+
+
+def check_settings(settings):
+    """What TrainSettings lets through but the loop cannot use: one ValueError before any work."""
+    if settings.steps > MAX_STEPS:
+        raise ValueError(f"train: steps must be at most {MAX_STEPS:,} (a month at a quarter of a second a step), got "
+                         f"{settings.steps:,}; Ctrl-C stops a long run and keeps its model")
+    if settings.clip_norm is not None and not np.isfinite(settings.clip_norm):
+        raise ValueError(f"train: clip_norm must be a finite number > 0, got {settings.clip_norm!r}")
 
 
 def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=None):
@@ -50,10 +61,15 @@ def train_step(model, optimizer, batch, loss, label_smoothing=0.0, clip_norm=Non
         tape.release()
         return float(value.data)                 # no update from a NaN or infinite loss: the model is kept
     optimizer.zero_grad()
-    tape.backward(value)         # the tape frees its records: nothing grows from step to step
-    if clip_norm is not None:
-        clip_grad_norm(optimizer.params, clip_norm)
-    optimizer.step()
+    try:
+        tape.backward(value)     # the tape frees its records: nothing grows from step to step
+    except BaseException:        # a backward pass stopped by a second Ctrl-C: the weights writeable again
+        tape.release()
+        raise
+    with StopSignals.holding():  # a second Ctrl-C waits for the update: never half an update in the weights
+        if clip_norm is not None:
+            clip_grad_norm(optimizer.params, clip_norm)
+        optimizer.step()
     return float(value.data)
 
 
@@ -107,33 +123,92 @@ class Progress:
             value = f"{self.value:.4f}" if self.metric == "held-out loss" else f"{self.value:6.1%}"
         line = (f"step {step:>{len(str(self.total_steps))}}/{self.total_steps}  "
                 f"loss {loss:.4f}  {self.metric} {value}")
-        self.stream.write(f"\r{line}" if self.in_place else f"{line}\n")
-        self.stream.flush()
+        self.write(f"\r{line}" if self.in_place else f"{line}\n")
+
+    def write(self, text):
+        """A status line is a courtesy: a stream that fails (closed, full, a terminal gone) is dropped, never
+        the training."""
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.stream = None
 
     def close(self):
-        if self.in_place:
-            self.stream.write("\n")
+        if self.in_place and self.stream is not None:
+            self.write("\n")
+
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")     # Ctrl-C, kill, a closed terminal or a dropped ssh
 
 
 class StopSignals:
-    """While open: Ctrl-C (SIGINT) and SIGTERM are recorded in .received ("SIGINT"), to stop after the step
-    under way; a second one raises KeyboardInterrupt at once. Outside the main thread, signals are left alone."""
+    """While open: Ctrl-C (SIGINT), SIGTERM and SIGHUP are recorded (.received: the first one's name), for the
+    work under way to stop where it can keep what it has. A later signal stops at once (KeyboardInterrupt) only
+    inside `with signals.dropping():`, work that can be dropped whole (a forward and backward pass, an
+    evaluation); anywhere else (an update, a save) it is recorded and the work finished.
+
+    One is open at a time: a `with StopSignals()` inside another (train() inside the command line's, which
+    also covers the save) is that same one (StopSignals.opened). Outside the main thread signals are left alone.
+    """
+    opened = None
+
+    def __new__(cls):
+        return cls.opened or super().__new__(cls)
 
     def __enter__(self):
-        self.received, self.previous = None, {}
+        if StopSignals.opened is self:
+            self.depth += 1
+            return self
+        self.received, self.depth, self.may_drop, self.previous, self.last_work = None, 1, False, {}, False
         if threading.current_thread() is threading.main_thread():
-            for number in (signal.SIGINT, signal.SIGTERM):
+            for name in STOP_SIGNALS:
+                number = getattr(signal, name)
                 self.previous[number] = signal.signal(number, self.receive)
+        StopSignals.opened = self
         return self
 
     def receive(self, number, frame):
-        if self.received:
+        if self.received and self.may_drop:
+            self.may_drop = False                  # one KeyboardInterrupt: the handler that catches it runs whole
             raise KeyboardInterrupt
-        self.received = signal.Signals(number).name
+        self.received = self.received or signal.Signals(number).name
+
+    @contextlib.contextmanager
+    def dropping(self):
+        """Work that a second signal may stop at once: it leaves nothing half-written."""
+        self.may_drop = True
+        try:
+            yield
+        finally:
+            self.may_drop = False
+
+    @classmethod
+    @contextlib.contextmanager
+    def holding(cls):
+        """Work no signal may cut in half (an update of the weights) inside a dropping() one."""
+        signals = cls.opened
+        may_drop = signals is not None and signals.may_drop
+        if may_drop:
+            signals.may_drop = False
+        try:
+            yield
+        finally:
+            if may_drop:
+                signals.may_drop = True
 
     def __exit__(self, *exception):
+        self.depth -= 1
+        if self.depth:
+            return
+        StopSignals.opened = None
         for number, handler in self.previous.items():
-            signal.signal(number, handler)
+            signal.signal(number, signal.SIG_IGN if self.received and self.last_work else handler)
+
+    def the_last_work(self):
+        """The process ends after this work (a command): once a signal came, later ones (the second of a double
+        Ctrl-C, 20 ms late) are ignored to the end, so they cannot kill it after its last line."""
+        self.last_work = True
 
 
 def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, **options):
@@ -160,6 +235,7 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
         raise TypeError(f"train: unknown option {', '.join(unknown)}; the settings are "
                         + ", ".join(options_of(TrainSettings)))
     settings = dataclasses.replace(task.settings, **options)
+    check_settings(settings)
     if model is not None:
         if config is not None and config != model.config:
             raise ValueError("train: config differs from model.config; pass config=None to train the model")
@@ -181,37 +257,57 @@ def train(config=None, task=DEFAULT_TASK, *, model=None, seed=0, progress=True, 
     stops_early = task.exact and settings.target_accuracy is not None
 
     losses, eval_history, reached_at, train_seconds, stopped = [], [], None, 0.0, None
+    test_exact_match = test_size = None
     with StopSignals() as signals:
-        for step in range(1, settings.steps + 1):
-            start = time.perf_counter()
-            batch = task.batch(settings.batch_size, data_rng)
-            optimizer.lr = schedule(step)
-            try:
-                loss = train_step(model, optimizer, batch, task.loss, settings.label_smoothing, settings.clip_norm)
-            except FloatingPointError:               # Adam refused an update that overflowed: the weights are kept
-                stopped = f"the update of step {step} would make weights NaN or infinite"
-                break
-            train_seconds += time.perf_counter() - start
-            if not np.isfinite(loss):
-                stopped = f"the loss was {loss} at step {step}"
-                break
-            losses.append(loss)
-            evaluating = (settings.eval_every and step % settings.eval_every == 0) or step == settings.steps
-            if evaluating:
-                eval_history.append((step, task.evaluate(model)))
-                bar.value = eval_history[-1][1]
-            bar.update(step, losses[-1], force=evaluating)
-            if evaluating and stops_early and bar.value >= settings.target_accuracy:
-                reached_at = step
-                break
-            if signals.received:
-                stopped = f"interrupted ({signals.received}) after step {step}"
-                break
+        try:
+            for step in range(1, settings.steps + 1):
+                if signals.received:
+                    stopped = f"interrupted ({signals.received}) after step {step - 1}"
+                    break
+                start = time.perf_counter()
+                batch = task.batch(settings.batch_size, data_rng)
+                optimizer.lr = schedule(step)
+                try:
+                    with signals.dropping():
+                        loss = train_step(model, optimizer, batch, task.loss, settings.label_smoothing,
+                                          settings.clip_norm)
+                except FloatingPointError:           # Adam refused an update that overflowed: the weights are kept
+                    stopped = f"the update of step {step} would make weights NaN or infinite"
+                    break
+                except MemoryError:                  # Adam writes the weights last: those of the last step
+                    stopped = f"step {step} needed more memory than there is"
+                    break
+                train_seconds += time.perf_counter() - start
+                if not np.isfinite(loss):
+                    stopped = f"the loss was {loss} at step {step}"
+                    break
+                losses.append(loss)
+                evaluating = (settings.eval_every and step % settings.eval_every == 0) or step == settings.steps
+                if evaluating:
+                    try:
+                        with signals.dropping():
+                            eval_history.append((step, task.evaluate(model)))
+                    except MemoryError:
+                        stopped = f"the evaluation after step {step} needed more memory than there is"
+                        break
+                    bar.value = eval_history[-1][1]
+                bar.update(step, losses[-1], force=evaluating)
+                if evaluating and stops_early and bar.value >= settings.target_accuracy:
+                    reached_at = step
+                    break
+            if stopped is None and not signals.received:
+                with signals.dropping():
+                    test_exact_match, test_size = task.test(model) or (None, None)    # once
+        except KeyboardInterrupt:                    # a second signal: the work under way dropped, no update half made
+            pass
+        except MemoryError:
+            stopped = f"the test split after step {len(losses)} needed more memory than there is"
+        if stopped is None and signals.received:
+            stopped = f"interrupted ({signals.received}) after step {len(losses)}"
     bar.close()
 
     last = eval_history[-1][1] if eval_history else None
     steps = len(losses)                                  # the steps whose update the model holds
-    test_exact_match, test_size = (task.test(model) if stopped is None else None) or (None, None)   # once
     return TrainResult(task=task.name, steps=steps, wall_seconds=time.perf_counter() - wall_start,
                        train_seconds=train_seconds, ms_per_step=1000.0 * train_seconds / max(steps, 1),
                        exact_match=last if task.exact else None, held_out_loss=None if task.exact else last,

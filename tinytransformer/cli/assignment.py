@@ -3,15 +3,16 @@ the week's points (DIR.points.json, which `grade` reads) and, with --autograder,
 import json
 import os
 import shutil
+import stat
 import sys
 import zipfile
 from pathlib import Path
 
-from .common import BadInput
+from .common import BadInput, Stopped, signals_stop_at_once, tell
 from ..course.autograder import AutograderError, build_autograder
 from ..course.edition import build_edition, check_target, op_files, tracked_files, with_kin
 from ..course.grader import PROJECT, TAPE
-from ..files import OutputError, atomic_write, check_outputs
+from ..files import OutputError, atomic_write, check_outputs, kind_of
 
 
 def add_parser(commands):
@@ -50,6 +51,7 @@ def names(text):
 def run(args):
     """Check every path, build the edition, then write its points file and autograder; one line for any failure,
     and then nothing of this run is left (an EditionError or a BadInput is the command line's one line)."""
+    check_dir_name(args.dir)
     target = check_target(args.dir)
     outputs = {"the points file": target.with_name(f"{target.name}.points.json"),
                "--autograder": target.with_name(f"{target.name}-autograder.zip") if args.autograder else None}
@@ -60,6 +62,36 @@ def run(args):
     if args.hide and ops is None:
         raise BadInput("--hide names later weeks' ops, to blank beside this week's --ops: give --ops too")
     hide = [name for name in names(args.hide) if name not in ops]       # an op named in both is this week's
+    before = {name: signature(path) for name, path in outputs.items() if path is not None}
+    try:
+        with signals_stop_at_once():              # Ctrl-C, SIGTERM, SIGHUP: Stopped, then nothing of this run is left
+            stubs, week, points = write_edition(args, target, outputs, ops, hide, files)
+    except Stopped as stop:
+        with signals_stop_at_once(ignore=True):   # the clean-up runs whole
+            shutil.rmtree(target, ignore_errors=True)
+            for name, was in before.items():     # the points file and the zip, if this run wrote them
+                if signature(outputs[name]) != was:
+                    outputs[name].unlink(missing_ok=True)
+            tell(f"python -m tinytransformer assignment: interrupted ({stop}); nothing was written "
+                 f"(the edition {target} was removed)")
+        return 130
+    print(f"wrote a student edition to {args.dir}: {len(week)} function{'s' * (len(week) != 1)} to write")
+    for function, place in week:
+        print(f"  {function:<24} {place}")
+    if len(week) < len(stubs):
+        print(f"  and blank as later weeks' work: {', '.join(f for f, _ in stubs if (f, _) not in week)}")
+    print(f"wrote {outputs['the points file']}: grade, run in {target.parent}, grades these ops "
+          f"({', '.join(points)}; 1 point each)")
+    print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer check grades the student's work")
+    if args.autograder:
+        print(f"wrote the Gradescope autograder {outputs['--autograder']} ({len(points)} ops, 1 point each): upload "
+              "it as the assignment's autograder; students upload their edition as a .zip")
+    return 0
+
+
+def write_edition(args, target, outputs, ops, hide, files):
+    """Build the edition, then write its points file and autograder -> (stubs, this week's stubs, points); any
+    failure removes what this run wrote (BadInput)."""
     stubs = build_edition(target, ops=ops, tape=args.tape, hide=hide, files=files)
     found = op_files()
     later = set(with_kin(hide, found)) - set(with_kin(ops or found, found))   # a hidden op's kin is hidden too
@@ -78,18 +110,32 @@ def run(args):
             outputs["the points file"].unlink()
         why = f"{error.strerror}: {error.filename}" if isinstance(error, OSError) and error.strerror else error
         raise BadInput(f"could not write the points file or the autograder ({why}); nothing was written") from None
-    print(f"wrote a student edition to {args.dir}: {len(week)} function{'s' * (len(week) != 1)} to write")
-    for function, place in week:
-        print(f"  {function:<24} {place}")
-    if len(week) < len(stubs):
-        print(f"  and blank as later weeks' work: {', '.join(f for f, _ in stubs if (f, _) not in week)}")
-    print(f"wrote {outputs['the points file']}: grade, run in {target.parent}, grades these ops "
-          f"({', '.join(points)}; 1 point each)")
-    print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer check grades the student's work")
-    if args.autograder:
-        print(f"wrote the Gradescope autograder {outputs['--autograder']} ({len(points)} ops, 1 point each): upload "
-              "it as the assignment's autograder; students upload their edition as a .zip")
-    return 0
+    return stubs, week, points
+
+
+def signature(path):
+    """What tells a file apart from the one at path before this run (None: no file)."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+def check_dir_name(dir_text):
+    """DIR's own name must fit the folder's names with the longest one written beside it (".DIR.xxxxxxxx.building",
+    DIR-autograder.zip) and hold no line end or other control character (a name a listing would show as two)."""
+    name = os.path.basename(os.path.normpath(os.fspath(dir_text)))
+    if any(ord(character) < 32 or ord(character) == 127 for character in os.fspath(dir_text)):
+        raise BadInput(f"DIR {ascii(os.fspath(dir_text))}: the name holds a line end or another control character; "
+                       "choose one without (nothing was written)")
+    try:
+        longest = os.pathconf(os.path.dirname(os.path.abspath(os.fspath(dir_text))) or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    room = longest - len(".building") - 10                  # the temporary twin: a dot, DIR, 8 random characters
+    if len(name.encode("utf-8", "surrogateescape")) > room:
+        raise BadInput(f"DIR: a name of {len(name)} characters is too long here; at most {room} leave room for "
+                       "the files written beside it (nothing was written)")
 
 
 def check_names(dir_text, outputs):
@@ -138,6 +184,9 @@ def points_in(path):
 def read_list(path):
     """The file names LIST holds, one a line (blank lines and # comments skipped)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):     # a FIFO or a device would be read forever
+            raise BadInput(f"--files {path}: expected a text file of paths, one a line, got "
+                           f"{kind_of(os.stat(path).st_mode)}")
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(f"--files {path}: expected a text file of paths, one a line, could not read it ({error})") \

@@ -20,7 +20,7 @@ from ..course.sandbox import NoSandbox, Sandbox, choose
 from ..course.submission import Graded, OpResult, grade_submission
 from ..course.tape_grading import TAPE
 from ..course.wire import printable
-from ..files import OutputError, atomic_write, check_outputs as check, json_keys
+from ..files import OutputError, check_outputs as check, json_keys, write_output
 
 
 def add_parser(commands):
@@ -129,8 +129,7 @@ def check_grade_outputs(args):
     outputs = {flag: getattr(args, flag[2:]) for flag in OUTPUT_EXTENSIONS}
     inputs = {"--points": args.points, **{f"SUBMISSION {path}": path for path in args.submissions}}
     try:
-        check(outputs, OUTPUT_EXTENSIONS, inputs=inputs, force=args.force,
-              is_ours={"--json": is_class_json, "--csv": is_class_csv, "--gradescope": is_gradescope_json})
+        check(outputs, OUTPUT_EXTENSIONS, inputs=inputs, force=args.force, is_ours=IS_OURS)
     except OutputError as error:
         raise BadInput(str(error)) from None
 
@@ -152,6 +151,9 @@ def is_class_csv(path):
             return f.readline().startswith("path,score,max_score")
     except (OSError, UnicodeDecodeError):
         return False
+
+
+IS_OURS = {"--json": is_class_json, "--csv": is_class_csv, "--gradescope": is_gradescope_json}
 
 
 def run(args):
@@ -183,12 +185,14 @@ def run(args):
     for g in graded:
         print(line(g))
     if args.json:
-        write_atomically(args.json, json.dumps({"seed": drawn, "sandbox": box.kind,
-                                                "submissions": [as_json(g) for g in graded]}, indent=1) + "\n")
+        write_result("--json", args.json, json.dumps({"seed": drawn, "sandbox": box.kind,
+                                                      "submissions": [as_json(g) for g in graded]}, indent=1) + "\n",
+                     args.force)
     if args.csv:
-        write_atomically(args.csv, as_csv(graded, list(points)))
+        write_result("--csv", args.csv, as_csv(graded, list(points)), args.force)
     if args.gradescope:
-        write_atomically(args.gradescope, json.dumps(gradescope_results(graded[0], points), indent=1) + "\n")
+        write_result("--gradescope", args.gradescope,
+                     json.dumps(gradescope_results(graded[0], points), indent=1) + "\n", args.force)
     return 0
 
 
@@ -290,6 +294,11 @@ def diagnoses(g, ops):
 CASE = re.compile(r" \[[^\[\]]*\]")             # ' [x (2, 3, 5), axis=1]': the case a diagnosis names
 
 
-def write_atomically(path, text):
-    """Write text to path through a temporary file beside it: a reader never sees half a file."""
-    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+def write_result(flag, path, text, force):
+    """Write text to path through a temporary file beside it (a reader never sees half a file), checked again
+    now (files.write_output): a file someone put at path while grading ran is kept, unless grade wrote it or
+    --force; then one line, and nothing written."""
+    try:
+        write_output(flag, path, lambda f: f.write(text.encode("utf-8")), is_ours=IS_OURS[flag], force=force)
+    except OutputError as error:
+        raise BadInput(str(error)) from None

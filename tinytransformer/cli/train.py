@@ -4,13 +4,14 @@ The options come from where they are declared (train_flags.py); every value is c
 starts, and so is every file the command will write (train_outputs.py).
 """
 import dataclasses
-import sys
 
 import numpy as np
 
-from .common import BadInput, say, seed
+from .common import BadInput, say, seed, tell
 from .train_flags import DefaultsHelp, add_argument, as_flags, declared_flags, given, task_help
 from .train_outputs import check_train_outputs, plot_training, save_or_keep, write_summary
+
+MAX_PROFILE_STEPS = 10_000     # a profile's table settles within a few dozen steps
 
 
 def train_command(args):
@@ -18,9 +19,9 @@ def train_command(args):
 
     With --profile, time a few training steps op by op instead (profile_command).
     """
-    from ..memory import check_fits, training_floor
+    from ..memory import check_fits, evaluation_floor, training_floor
     from ..tasks import make_task
-    from ..train import EVAL_SEED_OFFSET, train
+    from ..train import EVAL_SEED_OFFSET, StopSignals, check_settings, train
 
     flags, declared_by = declared_flags()
     task_options = given(args, flags["task"])
@@ -39,9 +40,12 @@ def train_command(args):
         if pretrained:                         # the checkpoint must be a model the task can start from
             config_used = task.new_model(config, np.random.default_rng(args.seed)).config
             task.check(config_used)
-        sizes = describe_model(task, config_used if pretrained else config)
-        check_fits(training_floor(config_used if pretrained else config, settings.batch_size),
-                   "a training step of this model and batch", "train")
+        check_settings(settings)
+        used = config_used if pretrained else config
+        sizes = describe_model(task, used)
+        check_fits(training_floor(used, settings.batch_size), "a training step of this model and batch", "train")
+        check_fits(evaluation_floor(used, getattr(task, "n_validation", 0)),     # evaluated in one batch
+                   f"evaluating {getattr(task, 'n_validation', 0)} validation sequences at once", "train")
     except (ValueError, TypeError, OSError) as error:
         raise BadInput(as_flags(str(error), flags)) from None
     check_ignored(args, task, flags, pretrained)
@@ -51,11 +55,18 @@ def train_command(args):
     say(f"{args.task} task ({task.model_class.__name__}): {task.describe()}; {sizes}; "     # a closed or full
         f"batch {settings.batch_size}, Adam, warmup {settings.warmup}, lr scale {settings.lr_scale}, seed {args.seed}"
         + (f", from {pretrained}" if pretrained else ""))                                  # stdout: found now
-    result = train(config, task, seed=args.seed, **given(args, flags["settings"]))
-    if result.stopped:
-        return stopped_early(args, result)
-    if args.save:          # first, before any line is printed: the trained model is what took the time
-        save_or_keep(result.model, args.save, result.steps, args.force)
+    with StopSignals() as signals:           # from here to the end a signal never costs the model (train.py)
+        signals.the_last_work()
+        result = train(config, task, seed=args.seed, **given(args, flags["settings"]))
+        saved = save_or_keep(result.model, args.save, result.steps, args.force) if args.save and result.steps else None
+        if result.stopped or signals.received:     # the model first, before any line: it is what took the time
+            return stopped_early(args, result, saved, signals.received)
+        status = report(args, task, settings, result)
+    return 130 if signals.received else status
+
+
+def report(args, task, settings, result):
+    """Write --json and --plot, print the measures and the examples; the exit status (1: target not reached)."""
     reached = result.reached_target_at_step
     target = settings.target_accuracy if task.exact else None
     measures = {} if task.exact else task.held_out_measures(result.held_out_loss)     # text: per character
@@ -102,19 +113,20 @@ def check_ignored(args, task, flags, pretrained):
                        f"{', '.join(ignored)} would be ignored {what}; leave them out")
 
 
-def stopped_early(args, result):
-    """Training stopped by Ctrl-C, SIGTERM or a NaN loss: save the model of the last good step, say so in one
-    line (exit status 130 for a signal, 1 for a NaN loss)."""
-    if args.save and result.steps:
-        save_or_keep(result.model, args.save, result.steps, args.force)
-        kept = f"the model of step {result.steps} is saved in {args.save}"
+def stopped_early(args, result, saved, received):
+    """Training stopped by a signal (Ctrl-C, SIGTERM, SIGHUP; also one just after the last step) or a NaN loss:
+    the model of the last good step is saved (at `saved`, the path it went to); say so in one line (exit status
+    130 for a signal, 1 for a NaN loss)."""
+    why = result.stopped or f"interrupted ({received}) after step {result.steps}, the last"
+    if saved:
+        kept = f"the model of step {result.steps} is saved in {saved}"
     else:
         kept = "nothing saved (no --save)" if result.steps else "no step was completed; nothing saved"
     if args.json:
         write_summary(args.json, {key: value for key, value in result.summary().items() if key != "eval_history"},
                       args.force)
-    print(f"train: {result.stopped}; {kept}", file=sys.stderr)
-    return 130 if result.stopped.startswith("interrupted") else 1
+    tell(f"train: {why}; {kept}")
+    return 130 if why.startswith("interrupted") else 1
 
 
 def describe_model(task, c):
@@ -134,8 +146,9 @@ def profile_command(args, task, settings, model):
     from ..tools.profile import profile_steps, profile_table
 
     args.profile_steps = 20 if args.profile_steps is None else args.profile_steps
-    if args.profile_steps < 1:
-        raise BadInput(f"--profile-steps must be >= 1, got {args.profile_steps}")
+    if not 1 <= args.profile_steps <= MAX_PROFILE_STEPS:
+        raise BadInput(f"--profile-steps must be from 1 to {MAX_PROFILE_STEPS:,} (each step is timed op by op), "
+                       f"got {args.profile_steps:,}")
     batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
     optimizer = Adam(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
     profile_steps(model, batch, optimizer, task.loss, 1)     # not timed: the first step allocates Adam's state

@@ -2,12 +2,11 @@
 atomically after it (files.py), and a trained model never lost to a failed write."""
 import json
 import os
-import sys
 import tempfile
 
 import numpy as np
 
-from .common import BadInput
+from .common import BadInput, tell
 
 
 OUTPUT_EXTENSIONS = {"--save": (".npz",), "--json": (".json",), "--plot": (".png", ".svg", ".pdf")}
@@ -47,26 +46,28 @@ def is_plot(path):
 
 
 def save_or_keep(model, path, step, force=False):
-    """Save the trained model to path (replacing a file that is not a checkpoint only if force); should that
-    fail now (a full disk, a file put there during training), save it in a new temporary file instead and say
-    where. A first Ctrl-C or SIGTERM while saving waits for the file to be written."""
+    """Save the trained model to path (replacing a file that is not a checkpoint only if force) and return the
+    path it went to; should that fail now (a full disk, a file put there during training, the folder removed),
+    save it in a new temporary folder instead, say where in one line, and return that path. Signals wait for
+    the file to be written (train.StopSignals)."""
     from .. import checkpoint
     from ..files import reason as why
     from ..train import StopSignals
-    try:
-        with StopSignals():
+    with StopSignals():
+        try:
             checkpoint.save_checkpoint(model, path, step=step, force=force)
-        return
-    except ValueError as error:
-        reason = error
-    except OSError as error:
-        reason = why(error) if error.errno else error
-    fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path) or "model.npz")
-    try:
-        checkpoint.save_checkpoint(model, fallback, step=step)
-    except (OSError, ValueError) as error:
-        raise BadInput(f"could not write {path} ({reason}) nor {fallback} ({error}); the model is lost") from None
-    print(f"train: could not write {path} ({reason}); the trained model is saved in {fallback}", file=sys.stderr)
+            return path
+        except ValueError as error:
+            reason = error
+        except OSError as error:
+            reason = why(error) if error.errno else error
+        fallback = os.path.join(tempfile.mkdtemp(prefix="tinytransformer-"), os.path.basename(path) or "model.npz")
+        try:
+            checkpoint.save_checkpoint(model, fallback, step=step)
+        except (OSError, ValueError) as error:
+            raise BadInput(f"could not write {path} ({reason}) nor {fallback} ({error}); the model is lost") from None
+    tell(f"train: could not write {path} ({reason}); the trained model is saved in {fallback}")
+    return fallback
 
 
 def write_summary(path, summary, force):

@@ -40,8 +40,9 @@ class ModelConfig:
             check_positive_integer(name, field, getattr(self, field))
         if self.d_model % self.n_heads:
             raise ValueError(f"{name}: d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1), got {self.dropout}")
+        if isinstance(self.dropout, bool) or not isinstance(self.dropout, (int, float, np.floating)) \
+                or not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1), got {self.dropout!r}")
         if not isinstance(self.norm_first, (bool, np.bool_)):
             raise TypeError(f"{name}: norm_first must be True or False, got {self.norm_first!r}")
         for field, allowed in (("activation", FEED_FORWARDS), ("dtype", DTYPES), ("positions", POSITIONS),

@@ -10,7 +10,7 @@ embedding matrix itself: logits = y @ E.T.
 import numpy as np
 
 from .. import functional as F
-from ..ops.checks import check_ids
+from ..ops.checks import check_ids, check_seed
 from .attention import MultiHeadAttention
 from .config import ModelConfig, TransformerConfig
 from .layers import Dropout, Embedding, LearnedPositions, Linear, SinusoidalPositions, make_norm
@@ -34,7 +34,7 @@ class Model(Module):
         rng: a seed or an np.random.Generator (every model defaults to seed 0: same seed, same weights).
         """
         self.check_config(config)
-        rng = np.random.default_rng(rng)
+        rng = np.random.default_rng(check_seed(type(self).__name__, rng))
         c = self.config = config
         dropout_rng = np.random.default_rng(rng.integers(2 ** 63))   # its own stream, from the same seed
         self.embed = Embedding(c.vocab_size, c.d_model, rng, c.dtype)

@@ -17,6 +17,7 @@ Its config is a VisionConfig: the block's sizes, patch_pixels = P, max_len = N +
 import numpy as np
 
 from .. import functional as F
+from ..ops.checks import check_seed
 from .bert import BERT
 from .config import VisionConfig
 from .blocks import SelfAttentionLayer
@@ -32,7 +33,7 @@ class VisionTransformer(Model):
     def __init__(self, config, rng=0):
         self.check_config(config)
         c = self.config = config
-        rng = np.random.default_rng(rng)
+        rng = np.random.default_rng(check_seed(type(self).__name__, rng))
         dropout_rng = np.random.default_rng(rng.integers(2 ** 63))   # its own stream, from the same seed
         self.patch_embedding = Linear(c.patch_pixels, c.d_model, rng, dtype=c.dtype)
         self.class_vector = parameter(rng.standard_normal((1, c.d_model)).astype(c.dtype), "class_vector")

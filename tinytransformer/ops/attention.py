@@ -34,6 +34,7 @@ def padding_mask(ids, pad_id):
     The middle axis of size 1 broadcasts over every query position.
     """
     check_ids("padding_mask", ids)
+    check_integer("padding_mask", "pad_id", pad_id, 0)
     if ids.ndim != 2:
         raise ValueError(f"padding_mask: ids must be (B, T), got shape {ids.shape}")
     return (ids != pad_id)[:, None, :]                       # (B, 1, T)

@@ -21,6 +21,7 @@ def check_float(op, **arrays):
             raise TypeError(f"{op}: {name} must be a NumPy array or a Tensor, got {type(a).__name__}")
         if a.dtype.kind != "f":
             raise TypeError(f"{op}: {name} must hold floating-point numbers, got dtype {a.dtype}")
+        check_float_dtype(op, name, a)
         if dtype is not None and a.dtype != dtype:
             raise TypeError(f"{op}: inputs must share one dtype, got {dtype} and {a.dtype} ({name}); "
                             "convert one with .astype() first")
@@ -77,3 +78,72 @@ def check_finite(op, name, value):
     """value must be a real number, not NaN or infinite (a NaN scale makes every output NaN)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
         raise ValueError(f"{op}: {name} must be a finite number, got {value!r}")
+
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def check_float_dtype(op, name, a):
+    """A floating-point array must be float32 or float64, the dtypes the library computes in: float16 overflows
+    at 65,504 (exp(12) is inf) and float128 is not what any op was checked in."""
+    if a.dtype.kind == "f" and a.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{op}: {name} is {a.dtype}; tinytransformer computes in float32 or float64 "
+                        f"(convert it with .astype(np.float32))")
+
+
+# the axes an op's first input needs, and what they are
+MIN_AXES = {"linear": (1, "(..., d_in)"), "softmax": (1, "(..., T)"), "log_softmax": (1, "(..., V)"),
+            "split_heads": (2, "(..., T, d_model)"),
+            "merge_heads": (3, "(..., n_heads, T, d_k)"), "positional_encoding": (2, "(..., T, d_model)"),
+            "rope": (2, "(..., T, d_k)"), "attention": (2, "(..., T_q, d_k)"), "cross_entropy": (1, "(..., V)")}
+
+
+def check_call(forward, arrays, options):
+    """What every call through tt.functional is checked for before its op runs, in one place: each input an
+    array (a Tensor's data), a number or None, never a list; floating-point arrays float32 or float64; the first
+    input with the axes the op needs; an axis option naming axes the input has (softmax's not of size 0); a
+    dropout seed an integer >= 0 or a Generator. forward: the op's forward function (its name and arguments')."""
+    op = forward.__name__.removesuffix("_forward")
+    for i, a in enumerate(arrays):
+        if isinstance(a, np.ndarray):
+            if a.dtype.kind == "f" and a.dtype not in FLOAT_DTYPES:
+                check_float_dtype(op, argument_name(forward, i), a)
+        elif a is not None and (not isinstance(a, numbers.Number) or isinstance(a, complex)) and \
+                argument_name(forward, i) not in ("ids", "targets", "keep", "positions"):   # checked by the op itself
+            raise TypeError(f"{op}: {argument_name(forward, i)} must be a NumPy array or a Tensor, got "
+                            f"{type(a).__name__} (convert it with np.asarray)")
+    x = arrays[0] if arrays and isinstance(arrays[0], np.ndarray) else None
+    if x is None:
+        return
+    if op in MIN_AXES and x.ndim < MIN_AXES[op][0]:
+        n, shape = MIN_AXES[op]
+        raise ValueError(f"{op}: {argument_name(forward, 0)} must be {shape}, at least {n} "
+                         f"{'axis' if n == 1 else 'axes'}, got shape {x.shape}")
+    axis = options.get("axis")
+    for one in (axis if isinstance(axis, tuple) else () if axis is None else (axis,)):
+        if isinstance(one, bool) or not isinstance(one, numbers.Integral) or not -x.ndim <= one < x.ndim:
+            raise ValueError(f"{op}: axis must be an integer in [{-x.ndim}, {x.ndim}) ({argument_name(forward, 0)} "
+                             f"is {x.shape}), got {axis!r}")
+        if op in ("softmax", "log_softmax") and x.shape[one] == 0:
+            raise ValueError(f"{op}: axis {one} of {argument_name(forward, 0)} {x.shape} is empty; a softmax over "
+                             "no values has no probabilities")
+    if op == "dropout":
+        check_seed("dropout", options.get("rng"))
+
+
+def check_seed(who, rng):
+    """rng must be a seed (an integer >= 0) or an np.random.Generator -> rng (NumPy's own errors say neither)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
+        raise TypeError(f"{who}: rng must be a seed (an int) or an np.random.Generator, got {type(rng).__name__}")
+    if rng < 0:
+        raise ValueError(f"{who}: rng must be a seed (an int) or an np.random.Generator, got {rng} (a seed is >= 0)")
+    return rng
+
+
+def argument_name(forward, i):
+    """The name of forward's i-th argument ("x", "W", ...), for a message."""
+    import inspect
+    names = list(inspect.signature(forward).parameters)
+    return names[i] if i < len(names) else f"input {i + 1}"

@@ -19,6 +19,7 @@ The saved file is readable JSON: a header line per field, then the subclass's
 own lines (the characters, or one merge per line), never pickle; saved_file.py
 reads one as untrusted.
 """
+import collections
 import json
 import numbers
 
@@ -195,23 +196,33 @@ class Tokenizer:
         return f"{type(self).__name__}(vocab_size={self.vocab_size}{special})"
 
 
+MAX_SPECIAL_TOKENS = 1024       # Llama 3 reserves 256; encode searches for every name at every character
+MAX_SPECIAL_LENGTH = 256        # characters in a special token's name
+
+
 def check_special_tokens(names, who):
-    """names as a list of distinct non-empty str."""
+    """names as a list of at most MAX_SPECIAL_TOKENS distinct non-empty str of at most MAX_SPECIAL_LENGTH
+    characters (checked in time linear in their number)."""
     if isinstance(names, str):
         raise TypeError(f"{who}: special_tokens must be a list of str, got the str {short(names)}; "
                         f"write [{short(names)}]")
     if not isinstance(names, (list, tuple)):
         raise TypeError(f"{who}: special_tokens must be a list of str, got {type(names).__name__}")
     names = list(names)
+    if len(names) > MAX_SPECIAL_TOKENS:
+        raise ValueError(f"{who}: expected at most {MAX_SPECIAL_TOKENS} special tokens, got {len(names)}")
     for name in names:
         if not isinstance(name, str) or not name:
             raise ValueError(f"{who}: each special token must be a non-empty str, got {short(name)}")
+        if len(name) > MAX_SPECIAL_LENGTH:
+            raise ValueError(f"{who}: a special token's name is at most {MAX_SPECIAL_LENGTH} characters, got one "
+                             f"of {len(name)}: {short(name)}")
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError(f"{who}: special token {short(name)} holds a lone surrogate, which is not a "
                              "character") from None
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = sorted(name for name, count in collections.Counter(names).items() if count > 1)
     if repeated:
         raise ValueError(f"{who}: special tokens must be distinct; {short(repeated)} repeated")
     return names
