@@ -31,14 +31,20 @@ def fetched(name):
 def smollm2():
     path = fetched("smollm2-135m-instruct")
     model, tokenizer = tt.load_pretrained("smollm2-135m-instruct")
+    return model, tokenizer, path
+
+
+@pytest.fixture(scope="module")
+def reference(smollm2):
+    """transformers' LlamaForCausalLM in float32, read from the same GGUF file."""
+    path = smollm2[2]
     torch.set_num_threads(1)
-    reference = transformers.AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, dtype=torch.float32).eval()
-    return model, tokenizer, reference, path
+    return transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                             dtype=torch.float32).eval()
 
 
-def test_smollm2_logits_equal_transformers(smollm2):
-    model, tokenizer, reference, _ = smollm2
+def test_smollm2_logits_equal_transformers(smollm2, reference):
+    model, tokenizer, _ = smollm2
     for prompt in PROMPTS:
         ids = tokenizer.encode(prompt)
         with torch.no_grad():
@@ -48,8 +54,8 @@ def test_smollm2_logits_equal_transformers(smollm2):
         assert np.array_equal(ours.argmax(-1), theirs.argmax(-1))
 
 
-def test_smollm2_greedy_continuation_equals_transformers(smollm2):
-    model, tokenizer, reference, _ = smollm2
+def test_smollm2_greedy_continuation_equals_transformers(smollm2, reference):
+    model, tokenizer, _ = smollm2
     ids = tokenizer.encode("<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n",
                            allowed_special="all")
     with torch.no_grad():
@@ -71,7 +77,7 @@ def test_smollm2_tokenizer_equals_tokenizers_on_mixed_text(smollm2, pre_split):
     names (smollm: each digit alone, then GPT-2's rule), as SmolLM2's own tokenizer.json has it."""
     import gguf
     from tinytransformer.pretrained.byte_level import FileBPE
-    _, tokenizer, _, path = smollm2
+    _, tokenizer, path = smollm2
     fields = gguf.GGUFReader(path).fields
     tokens, merges = fields["tokenizer.ggml.tokens"].contents(), fields["tokenizer.ggml.merges"].contents()
     ours = tokenizer if pre_split == "smollm" else FileBPE(tokens, fields["tokenizer.ggml.token_type"].contents(),
@@ -82,11 +88,12 @@ def test_smollm2_tokenizer_equals_tokenizers_on_mixed_text(smollm2, pre_split):
     byte_level = P.ByteLevel(add_prefix_space=False)
     reference.pre_tokenizer = P.Sequence([P.Digits(individual_digits=True), byte_level]) \
         if pre_split == "smollm" else byte_level
+    reference.decoder = tokenizers.decoders.ByteLevel()
     words = [tokenizer.decode([i]) for i in range(17, len(tokens), 7)]
     for text in mixed_strings(3000, words):
-        assert ours.encode(text) == reference.encode(text).ids, repr(text)
-        assert ours.decode(ours.encode(text)) == reference.decode(reference.encode(text).ids) or \
-            "\ufffd" in ours.decode(ours.encode(text))
+        ids = reference.encode(text).ids
+        assert ours.encode(text) == ids, repr(text)
+        assert ours.decode(ids) == reference.decode(ids), repr(text)
 
 
 @pytest.fixture(scope="module")

@@ -148,6 +148,21 @@ class FileBPE:
         ids = as_id_list(ids, self.vocab_size, "FileBPE.decode")
         return self.bpe.decode(self.from_file[ids].tolist() if ids else [], include_special)
 
+    def chat_prompt(self, user_text):
+        """The text that opens the assistant's answer to one user turn, in the file's chat template: ChatML's
+        markers (<|im_start|>role, a line end, the message, <|im_end|>, a line end), with the system message
+        the template adds when none is given. Encode it with allowed_special="all".
+
+        The template itself is a Jinja program (code, from a file): it is searched for its markers and its
+        system message, never run."""
+        template = getattr(self, "chat_template", "")
+        if "<|im_start|>" not in template or not {"<|im_start|>", "<|im_end|>"} <= set(self.special_tokens):
+            raise ValueError("this model's chat template is not ChatML (<|im_start|> ... <|im_end|>)")
+        system = re.search(r"<\|im_start\|>system\n(.*?)<\|im_end\|>", template, re.DOTALL)
+        turns = [("system", system.group(1))] if system else []
+        turns.append(("user", user_text))
+        return "".join(f"<|im_start|>{role}\n{text}<|im_end|>\n" for role, text in turns) + "<|im_start|>assistant\n"
+
     def __repr__(self):
         return (f"FileBPE(vocab_size={self.vocab_size}, {len(self.bpe.merges)} merges, {self.pre_split} pre-split, "
                 f"{len(self.special_tokens)} special tokens)")

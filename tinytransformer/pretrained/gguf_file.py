@@ -25,6 +25,7 @@ before any tensor is turned into numbers; every failure is one ValueError naming
 """
 import numpy as np
 
+from ..decode import Specials
 from ..memory import check_fits
 from ..nn import GPT, TransformerConfig
 from .byte_level import FileBPE
@@ -92,6 +93,7 @@ def load_gguf(path):
                              "has an unusable tokenizer", exact=True)
     tokenizer.eos_id = file.value("tokenizer.ggml.eos_token_id", setting("tokenizer.ggml.eos_token_id"), int, 0,
                                   vocab_size - 1)
+    tokenizer.specials = Specials(pad=tokenizer.eos_id, eos=tokenizer.eos_id, never=())    # for decode.py
     tokenizer.chat_template = setting("tokenizer.chat_template", str, "")
     check_fits(8 * sum(int(np.prod(shape)) for shape in shapes.values()), "the model's weights",
                f"load_pretrained: {file.path}")
