@@ -115,7 +115,8 @@ PUBLIC = ["tasks.sequences:make_batch", "tasks.sequences:token_names", "tasks.se
           "nn:DecoderLayer", "nn:GPT", "nn:BERT", "nn:Transformer", "nn:residual", "course.grader:grade",
           "course.mistakes:MISTAKES", "tools.plot:attention_heatmap", "tools.profile:profile_steps",
           ":load_checkpoint", ":causal_mask", ":padding_mask", ":PAD", ":BOS", ":EOS", ":Tape", ":Tensor",
-          ":TransformerConfig", ":use_speed_settings"]
+          ":TransformerConfig", ":use_speed_settings", ":load_pretrained", "pretrained:embed", "decode:Specials",
+          "tokenizer:WordPiece"]
 
 
 @pytest.mark.parametrize("where", PUBLIC)
