@@ -78,6 +78,14 @@ def test_generate_refuses_what_cannot_work_in_one_line(tmp_path, capsys):
     assert "max_len must be between 1 and" in capsys.readouterr().err
 
 
+def test_without_the_pretrained_extra_the_command_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    import sys
+    write_gguf(tmp_path / "tiny.gguf")
+    monkeypatch.setitem(sys.modules, "gguf", None)                  # import gguf now fails
+    assert main(["generate", "--weights", str(tmp_path / "tiny.gguf"), "hello"]) == 2
+    assert "pip install 'tinytransformer[pretrained]'" in capsys.readouterr().err
+
+
 def test_embed_prints_similarities_and_writes_unit_rows(tmp_path, capsys):
     write_folder(tmp_path / "bert")
     assert main(["embed", "--weights", str(tmp_path / "bert"), "the cat sat", "a mat", "the cat sat",
