@@ -95,6 +95,17 @@ def test_sentence_embeddings_are_unit_means_over_real_tokens(tmp_path):
     assert np.allclose(rows[1], alone / np.linalg.norm(alone), atol=1e-6)
 
 
+def test_a_long_sentence_is_cut_to_max_tokens_keeping_its_sep(tmp_path):
+    write_folder(tmp_path / "bert")
+    model, tokenizer = load_bert_folder(tmp_path / "bert")
+    tokenizer.max_tokens = 5
+    cut = embed(model, tokenizer, ["the cat sat on the mat"])                  # 6 words + 2 = 8 tokens
+    kept = model.encode(np.array([[2, 5, 6, 7, 3]])).data[0].mean(axis=0)    # [CLS] the cat sat [SEP]
+    assert np.allclose(cut[0], kept / np.linalg.norm(kept), atol=1e-6)
+    exact = embed(model, tokenizer, ["the cat sat"])                            # 5 tokens: nothing cut
+    assert np.allclose(exact, cut, atol=1e-6)
+
+
 def test_a_bert_with_normalised_embeddings_and_no_scale_gets_every_gradient():
     model = tt.nn.BERT(tiny_config(tt.BERTConfig, embedding_norm=True, embedding_scale=False, positions="learned",
                                    activation="gelu", norm_eps=1e-12))

@@ -12,8 +12,8 @@ def embed(model, tokenizer, sentences):
     if isinstance(sentences, str) or not all(isinstance(s, str) for s in sentences):
         raise TypeError("embed: expected a list of str")
     limit = getattr(tokenizer, "max_tokens", model.config.max_len)
-    rows = [tokenizer.encode(s)[:limit - 1] for s in sentences]
-    rows = [row if row[-1] == tokenizer.sep_id else row + [tokenizer.sep_id] for row in rows]
+    rows = [tokenizer.encode(s) for s in sentences]                                # [CLS] ... [SEP]
+    rows = [row if len(row) <= limit else row[:limit - 1] + [tokenizer.sep_id] for row in rows]
     T = max(len(row) for row in rows)
     ids = np.full((len(rows), T), tokenizer.pad_id, dtype=np.int64)                # (N, T)
     for i, row in enumerate(rows):
