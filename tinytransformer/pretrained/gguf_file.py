@@ -28,6 +28,7 @@ import numpy as np
 from ..decode import Specials
 from ..memory import check_fits
 from ..nn import GPT, TransformerConfig
+from ..tokenizer.saved_file import short
 from .byte_level import FileBPE
 from .checks import UntrustedFile, check_shapes, load_parameters
 
@@ -44,7 +45,8 @@ def load_gguf(path):
     fields = reader.fields
 
     def setting(key, kind=None, default=None):
-        """The file's value of key; kind int or float: checked by file.value (bounds by the caller)."""
+        """The file's value of key (default if absent; None: required); kind str or list: its type checked.
+        Numbers are checked by file.value, with the caller's bounds."""
         if key not in fields:
             if default is None:
                 file.fail(f"has no {key!r} setting")
@@ -56,7 +58,7 @@ def load_gguf(path):
 
     architecture = setting("general.architecture", str)
     if architecture != "llama":
-        file.fail(f"holds a {short_text(architecture)} model; this reader knows 'llama'")
+        file.fail(f"holds a {short(architecture)} model; this reader knows 'llama'")
     sizes = {field: file.value(f"llama.{key}", setting(f"llama.{key}"), int, 1, MAX[field])
              for field, key in SETTINGS.items()}
     n_kv_heads = file.value("llama.attention.head_count_kv",
@@ -103,10 +105,6 @@ def load_gguf(path):
               for theirs, ours in names.items()}
     load_parameters(file, model, arrays)
     return model.eval(), tokenizer
-
-
-def short_text(value):
-    return repr(value)[:40]
 
 
 def gguf_reader(path):
