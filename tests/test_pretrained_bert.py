@@ -161,6 +161,8 @@ HOSTILE = {
                         "is not BERT's WordPiece"),
     "a vocabulary of another size": (lambda f: write_folder(f, config={"vocab_size": 30}),
                                      "has a tokenizer of 20 tokens; the model has 30"),
+    "an unk token that is not text": (lambda f: write_folder(f, tokenizer={**tokenizer_json(), "model": {
+        **tokenizer_json()["model"], "unk_token": ["[UNK]"]}}), "unk_token or continuing_subword_prefix is not text"),
     "a config that is not JSON": (lambda f: (f / "config.json").write_text("{'a': 1"), "has an unreadable config.json"),
 }
 

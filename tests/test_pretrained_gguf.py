@@ -157,6 +157,8 @@ HOSTILE = {
                                                      "output_norm.weight": np.full(D, np.nan, np.float32)}),
                     "holds NaN or infinite values in final_norm.gamma"),
     "a merge of unknown tokens": (lambda p: write_gguf(p, merges=MERGES + ["x yz"]), "has an unusable tokenizer"),
+    "fewer token types than tokens": (lambda p: write_gguf(p, token_types=[3] * 3 + [1] * 100),
+                                      "lists 264 tokens but 103 token types"),
     "a token outside GPT-2's alphabet": (lambda p: write_gguf(p, tokens=tiny_vocabulary()[0][:-1] + ["\u4e00"]),
                                          "is not a character of GPT-2's byte alphabet"),
 }

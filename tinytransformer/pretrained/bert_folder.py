@@ -167,9 +167,11 @@ def wordpiece(file, fields, vocab_size):
     lowercase, strip = normalizer.get("lowercase"), normalizer.get("strip_accents")
     if not isinstance(lowercase, bool) or strip not in (None, True, False):
         file.fail("has a BertNormalizer whose lowercase or strip_accents is not true, false (or null)")
-    return file.guarded(lambda: WordPiece(vocab, lowercase, strip, unk=model.get("unk_token", "[UNK]"),
-                                          prefix=model.get("continuing_subword_prefix", "##"),
-                                          max_word=int(model.get("max_input_chars_per_word", 100))),
+    unk, prefix = model.get("unk_token", "[UNK]"), model.get("continuing_subword_prefix", "##")
+    if not isinstance(unk, str) or not isinstance(prefix, str) or not prefix:
+        file.fail("has a WordPiece whose unk_token or continuing_subword_prefix is not text")
+    max_word = file.value("max_input_chars_per_word", model.get("max_input_chars_per_word", 100), int, 1, 10**4)
+    return file.guarded(lambda: WordPiece(vocab, lowercase, strip, unk=unk, prefix=prefix, max_word=max_word),
                         "has an unusable tokenizer", exact=True)
 
 

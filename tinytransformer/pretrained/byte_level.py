@@ -97,6 +97,8 @@ class FileBPE:
     def __init__(self, tokens, token_types, merges, pre_split):
         if pre_split not in PRE_SPLITS:
             raise ValueError(f"the tokenizer's pre-split is {short(pre_split)}; this reader knows {list(PRE_SPLITS)}")
+        if len(token_types) != len(tokens):
+            raise ValueError(f"it lists {len(tokens)} tokens but {len(token_types)} token types")
         special = [i for i, kind in enumerate(token_types) if kind in (CONTROL, USER_DEFINED)]
         unknown = [i for i, kind in enumerate(token_types) if kind not in (NORMAL, CONTROL, USER_DEFINED)]
         if unknown:
@@ -128,7 +130,7 @@ class FileBPE:
         self.to_file = np.array(to_file + special, dtype=np.int64)     # the library's id -> the file's
         self.from_file = np.zeros(len(tokens), dtype=np.int64)          # the file's id -> a library id
         kept = np.flatnonzero(self.to_file != LEFT_OUT)[::-1]
-        self.from_file[self.to_file[kept]] = kept                       # the first spelling wins
+        self.from_file[self.to_file[kept]] = kept                       # any spelling: they are the same bytes
         unreachable = sorted(set(range(len(tokens))) - set(self.to_file.tolist()))
         if unreachable:
             raise ValueError(f"token {unreachable[0]} ({short(tokens[unreachable[0]])}) is neither a byte, nor "
