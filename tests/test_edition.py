@@ -71,7 +71,7 @@ def test_every_blank_op_is_not_written_yet_and_the_grader_exits_1_without_a_trac
         path, line = place.split(":")
         assert (blank / path).read_text().splitlines()[int(line) - 1].startswith(f"def {function}(")
         assert f"write {function} first: {place}" in done.stdout
-    assert done.stdout.rstrip().endswith("1 of 29 pass; not written yet: " + ", ".join(ALL_OPS))
+    assert done.stdout.rstrip().endswith("1 of 30 pass; not written yet: " + ", ".join(ALL_OPS))
 
 
 def test_the_readme_lists_every_stub_and_keeps_the_projects_readme(blank):
@@ -88,7 +88,7 @@ def test_the_reference_filled_back_in_passes(tmp_path):
     restore(target, *sorted({p.as_posix() for p in edition.op_files().values()}), "tinytransformer/tensor.py")
     done = cli(target, "check")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.rstrip().endswith("29 of 29 pass")
+    assert done.stdout.rstrip().endswith("30 of 30 pass")
 
 
 @pytest.mark.slow
@@ -118,7 +118,7 @@ def test_ops_blanks_only_those(tmp_path):
     done = cli(target, "check")
     assert done.returncode == 1
     # the library's attention backward calls softmax_backward, so it waits for it, and says so
-    assert done.stdout.rstrip().endswith("25 of 29 pass; not written yet: softmax, layer_norm, rms_norm, attention")
+    assert done.stdout.rstrip().endswith("26 of 30 pass; not written yet: softmax, layer_norm, rms_norm, attention")
     attention = next(line for line in done.stdout.splitlines() if line.startswith("attention "))
     assert attention.endswith("write softmax_backward first: tinytransformer/ops/softmax.py:37")
     assert "def log_softmax_backward(dout, cache):\n    out, axis = cache\n    # y_i" in (

@@ -46,7 +46,7 @@ def map_entries():
 # The import rule: each part imports only the parts before it in this list (a subpackage's files may import
 # each other). The foundations come first here, though a reader meets them last.
 LAYERS = ["ops", "files", "memory", "vocabulary", "tokenizer", "tensor", "functional", "gradcheck", "nn", "optim",
-          "decode", "checkpoint", "metrics", "tasks", "train", "course", "tools", "cli", "__main__"]
+          "decode", "checkpoint", "pretrained", "metrics", "tasks", "train", "course", "tools", "cli", "__main__"]
 RANK = {name: rank for rank, name in enumerate(LAYERS)}
 RANK[""] = len(RANK)                                         # "": the package's own __init__, above everything
 
@@ -115,7 +115,8 @@ PUBLIC = ["tasks.sequences:make_batch", "tasks.sequences:token_names", "tasks.se
           "nn:DecoderLayer", "nn:GPT", "nn:BERT", "nn:Transformer", "nn:residual", "course.grader:grade",
           "course.mistakes:MISTAKES", "tools.plot:attention_heatmap", "tools.profile:profile_steps",
           ":load_checkpoint", ":causal_mask", ":padding_mask", ":PAD", ":BOS", ":EOS", ":Tape", ":Tensor",
-          ":TransformerConfig", ":use_speed_settings"]
+          ":TransformerConfig", ":use_speed_settings", ":load_pretrained", "pretrained:embed", "decode:Specials",
+          "tokenizer:WordPiece"]
 
 
 @pytest.mark.parametrize("where", PUBLIC)

@@ -169,8 +169,8 @@ def test_each_model_takes_its_own_family_config_and_refuses_another_in_one_line(
 def test_the_families_share_the_block_fields_and_only_their_own_extras():
     shared = {f.name for f in dataclasses.fields(tt.ModelConfig)}
     assert {f.name for f in dataclasses.fields(tt.TransformerConfig)} - shared == {"vocab_size", "tie_embeddings",
-                                                                                    "pad_id"}
+                                                                                    "pad_id", "embedding_norm"}
     assert {f.name for f in dataclasses.fields(tt.BERTConfig)} - shared == {"vocab_size", "tie_embeddings",
-                                                                             "pad_id", "n_classes"}
+                                                                             "pad_id", "embedding_norm", "n_classes"}
     assert {f.name for f in dataclasses.fields(tt.VisionConfig)} - shared == {"patch_pixels", "n_classes"}
     assert tt.TransformerConfig(11).vocab_size == 11                  # the vocabulary: the one positional field

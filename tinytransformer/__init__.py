@@ -12,6 +12,7 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .gradcheck import GradcheckError, elementwise_relative_error, gradcheck, numerical_gradient, relative_error
 from .ops import causal_mask, padding_mask, sinusoidal_positions
 from .nn import BERTConfig, ModelConfig, TransformerConfig, VisionConfig
+from .pretrained import load_pretrained
 from .tools.speed_settings import use_speed_settings
 from .tensor import Tape, Tensor
 from .vocabulary import BOS, EOS, PAD

@@ -1,4 +1,5 @@
-"""Command line: `python -m tinytransformer train | translate | check | assignment | grade`, one module of cli/ each.
+"""Command line: `python -m tinytransformer train | translate | check | assignment | grade | generate | embed`,
+one module of cli/ each.
 
 In a student edition a backward pass not written yet raises NotImplementedError("write softmax_backward
 first: file:line"); a command that runs into one stops with that line, not a traceback (exit status 1).
@@ -8,13 +9,13 @@ files it writes: each command writes its files before it prints its results.
 import os
 import sys
 
-from .cli import assignment, check, grade, train, translate
+from .cli import assignment, check, embed, generate, grade, train, translate
 from .cli.common import BadInput, Parser, open_closed_streams, shortened
 from .course.edition import EditionError
 from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
 
-COMMANDS = (train, translate, check, assignment, grade)     # each: add_parser(commands), which sets the command's run
+COMMANDS = (train, translate, check, assignment, grade, generate, embed)   # each: add_parser(commands) sets its run
 
 
 def main(argv=None):

@@ -12,6 +12,9 @@ a row is its tokens, then EOS, then PAD. The result holds the new tokens only
     ids = greedy(model, src_ids, max_len)      # (B, <= max_len)
     ids = greedy(gpt, prompt_ids, max_len)     # (B, <= max_len), what follows the prompt
 
+EOS, PAD and the ids never chosen are the library's toy vocabulary's (Specials,
+TOY); a published model's tokenizer has its own (specials=Specials(pad, eos, never)).
+
 Decoding runs in eval mode (dropout off) and outside any Tape: nothing is
 recorded, nothing is kept for a backward pass. The model reads its first
 tokens plus all but the last new one, so BOS (or the prompt) plus max_len - 1
@@ -27,12 +30,24 @@ once. T steps run the decoder on T positions in all (GPT's first step: its whole
 1 + 2 + ... + T = T(T + 1)/2 without the cache. use_cache=False re-runs the
 whole prefix every step: the reference the tests compare with.
 """
+import typing
+
 import numpy as np
 
 from . import functional as F
 from .nn.module import inference
 from .ops.checks import check_finite, check_integer
-from .vocabulary import BOS, EOS, N_SPECIAL, PAD
+from .vocabulary import BOS, EOS, PAD
+
+
+class Specials(typing.NamedTuple):
+    """The ids decoding treats apart: pad fills a row after its eos, which ends it; never are never chosen."""
+    pad: int
+    eos: int
+    never: tuple
+
+
+TOY = Specials(PAD, EOS, (PAD, BOS))     # the library's own vocabulary (vocabulary.py)
 
 
 def start(model, ids, max_len, name, repeat=1):
@@ -72,8 +87,8 @@ def start(model, ids, max_len, name, repeat=1):
     return np.full((len(ids) * repeat, 1), BOS, dtype=np.int64), decoder   # (B * repeat, 1)
 
 
-def next_token_logits(decoder, ids, cache=None):
-    """Logits (N, V) of the token that follows each row of ids (N, t); -inf for PAD and BOS.
+def next_token_logits(decoder, ids, cache=None, never=TOY.never):
+    """Logits (N, V) of the token that follows each row of ids (N, t); -inf for the ids never chosen.
 
     With a KVCache, the decoder runs only on the positions the cache has not
     seen (in the loops below: the newest token, or the whole prompt at first)
@@ -81,37 +96,47 @@ def next_token_logits(decoder, ids, cache=None):
     """
     new = ids if cache is None else ids[:, cache.length:]
     logits = decoder(new, cache).data[:, -1].copy()                           # (N, V)
-    logits[:, [PAD, BOS]] = -np.inf                                           # PAD and BOS never come next
+    logits[:, list(never)] = -np.inf                                          # (toy: PAD and BOS) never come next
     return logits
 
 
-def token_by_token(model, ids, max_len, choose, name, use_cache=True):
-    """The loop greedy and sample share; choose(logits (B, V)) -> next ids (B,)."""
+def token_by_token(model, ids, max_len, choose, name, use_cache=True, specials=TOY, each_step=None):
+    """The loop greedy and sample share; choose(logits (B, V)) -> next ids (B,).
+
+    each_step(token (B,), logprob (B,)): called after each step with the new tokens and their natural-log
+    probability under the model (before any temperature or truncation), as they come."""
     with inference(model, name):
         ids, decoder = start(model, ids, max_len, name)                 # (B, t0)
         t0 = ids.shape[1]
         cache = model.new_cache() if use_cache else None
         finished = np.zeros(len(ids), dtype=bool)                       # (B,)
         for _ in range(max_len):
-            token = choose(next_token_logits(decoder, ids, cache))      # (B,)
-            token = np.where(finished, PAD, token)
+            logits = next_token_logits(decoder, ids, cache, specials.never)   # (B, V)
+            token = np.where(finished, specials.pad, choose(logits))    # (B,)
             ids = np.concatenate([ids, token[:, None]], axis=1)         # (B, t + 1)
-            finished |= token == EOS
+            finished |= token == specials.eos
+            if each_step is not None:
+                logprob = F.log_softmax(logits.astype(np.float64)).data
+                each_step(token, logprob[np.arange(len(token)), token])
             if finished.all():
                 break
     return ids[:, t0:]                                                  # (B, <= max_len)
 
 
-def greedy(model, ids, max_len, use_cache=True):
-    """Always take the most likely next token. ids (B, T_src or T_prompt) -> new ids (B, <= max_len)."""
-    return token_by_token(model, ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy", use_cache)
+def greedy(model, ids, max_len, use_cache=True, specials=TOY, each_step=None):
+    """Always take the most likely next token. ids (B, T_src or T_prompt) -> new ids (B, <= max_len).
+    specials, each_step: as token_by_token."""
+    return token_by_token(model, ids, max_len, lambda logits: logits.argmax(axis=-1), "greedy", use_cache,
+                          specials, each_step)
 
 
-def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True):
-    """Draw each next token from softmax(logits / temperature), over the top_k most likely if given.
+def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True, top_p=None, specials=TOY,
+           each_step=None):
+    """Draw each next token from softmax(logits / temperature), over the top_k most likely if given, and over
+    the fewest most likely tokens whose probabilities add up to top_p if given (nucleus sampling).
 
     rng: an np.random.Generator or a seed. A small temperature approaches greedy.
-    ids (B, T_src or T_prompt) -> new ids (B, <= max_len).
+    ids (B, T_src or T_prompt) -> new ids (B, <= max_len). specials, each_step: as token_by_token.
     """
     check_finite("sample", "temperature", temperature)      # NaN or inf would make every logit NaN: PAD
     if temperature <= 0:
@@ -121,6 +146,8 @@ def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True
         check_integer("sample", "top_k", top_k, 1)
         if top_k > V:
             raise ValueError(f"sample: top_k must be between 1 and the vocabulary size {V}, got {top_k}")
+    if top_p is not None and not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+        raise ValueError(f"sample: top_p must be in (0, 1], got {top_p!r}")
     if not isinstance(rng, np.random.Generator):
         check_integer("sample", "rng (a seed)", rng, 0)
     rng = np.random.default_rng(rng)
@@ -130,10 +157,23 @@ def sample(model, ids, max_len, rng, temperature=1.0, top_k=None, use_cache=True
         if top_k is not None:
             kth_largest = np.sort(z, axis=-1)[:, -top_k, None]          # (B, 1)
             z = np.where(z >= kth_largest, z, -np.inf)
+        if top_p is not None:
+            z = nucleus(z, top_p)
         # Gumbel-max trick: argmax(z + Gumbel noise) is a draw from softmax(z)
         return (z + rng.gumbel(size=z.shape)).argmax(axis=-1)           # (B,)
 
-    return token_by_token(model, ids, max_len, choose, "sample", use_cache)
+    return token_by_token(model, ids, max_len, choose, "sample", use_cache, specials, each_step)
+
+
+def nucleus(z, top_p):
+    """z (B, V) with -inf for every token outside the nucleus: the most likely tokens, fewest first, whose
+    probabilities under softmax(z) add up to top_p (the most likely one always kept; Holtzman et al. 2020)."""
+    p = F.softmax(z).data                                                # (B, V)
+    order = np.argsort(-p, axis=-1, kind="stable")                       # most likely first
+    before = np.cumsum(np.take_along_axis(p, order, axis=-1), axis=-1) - np.take_along_axis(p, order, axis=-1)
+    keep = np.zeros_like(p, dtype=bool)
+    np.put_along_axis(keep, order, before < top_p, axis=-1)              # what came before it is short of top_p
+    return np.where(keep, z, -np.inf)
 
 
 def length_normalised(score, length, alpha):

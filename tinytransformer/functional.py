@@ -17,8 +17,8 @@ from .ops.checks import check_call
 from .tensor import Tensor
 
 __all__ = ["linear", "relu", "gelu", "silu", "dropout", "softmax", "log_softmax", "layer_norm", "rms_norm",
-           "embedding", "mask", "attention", "split_heads", "merge_heads", "positional_encoding", "rope",
-           "cross_entropy", "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape",
+           "embedding", "mask", "attention", "split_heads", "merge_heads", "repeat_kv", "positional_encoding",
+           "rope", "cross_entropy", "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape",
            "transpose", "exp", "log", "causal_mask", "padding_mask", "sinusoidal_positions", "Tensor"]
 
 
@@ -109,6 +109,11 @@ def split_heads(x, n_heads):
 def merge_heads(x):
     """(..., n_heads, T, d_k) -> (..., T, n_heads * d_k)."""
     return apply(ops.merge_heads_forward, ops.merge_heads_backward, x)
+
+
+def repeat_kv(x, n_heads):
+    """(..., h_kv, T, d_k) -> (..., n_heads, T, d_k): each key/value head shared by n_heads / h_kv query heads."""
+    return apply(ops.repeat_kv_forward, ops.repeat_kv_backward, x, n_heads=n_heads)
 
 
 def positional_encoding(x, offset=0):

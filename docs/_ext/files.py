@@ -25,7 +25,7 @@ def module_name(path):
 # last the infrastructure, as the README's map lists it (tests/test_layout.py checks that the two agree). A
 # sub-package's files follow the map in its own docstring (ops/__init__.py, nn/__init__.py, ...).
 READING_ORDER = ["ops", "tensor", "functional", "gradcheck", "nn", "optim", "decode", "train", "tasks", "vocabulary",
-                 "checkpoint", "metrics", "tokenizer", "course", "tools", "cli", "__main__", "files", "memory"]
+                 "checkpoint", "metrics", "tokenizer", "pretrained", "course", "tools", "cli", "__main__", "files", "memory"]
 
 _LISTED_LINE = re.compile(r"^[ \t]+((?:\w+(?:\.py|/), )*\w+(?:\.py|/))\s", re.MULTILINE)
 

@@ -7,5 +7,8 @@
     check.py        python -m tinytransformer check [--ops NAME[,NAME]]
     assignment.py   python -m tinytransformer assignment DIR
     grade.py        python -m tinytransformer grade SUBMISSION...
+    generate.py     python -m tinytransformer generate --weights smollm2-135m-instruct "PROMPT"
+    embed.py        python -m tinytransformer embed --weights all-minilm-l6-v2 "SENTENCE" ...
+    weights.py      what generate and embed share: the --weights model loaded
     common.py       what every command shares: BadInput, the one-line Parser
 """

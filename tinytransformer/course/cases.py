@@ -146,6 +146,9 @@ CHECKS = [
     OpCase("split_heads", lambda r: dict(x=_normal(r, 3, 8)), dict(n_heads=4)),
     OpCase("merge_heads", lambda r: dict(x=_normal(r, 2, 2, 3, 4))),
     OpCase("merge_heads", lambda r: dict(x=_normal(r, 3, 2, 5))),
+    # grouped.py: the query heads a multiple of the key/value heads
+    OpCase("repeat_kv", lambda r: dict(x=_normal(r, 2, 2, 3, 4)), dict(n_heads=6)),
+    OpCase("repeat_kv", lambda r: dict(x=_normal(r, 1, 3, 5)), dict(n_heads=2)),
     # embedding.py
     OpCase("embedding", lambda r: dict(ids=np.array([[0, 3, 3], [6, 0, 2]]), table=_normal(r, 7, 5))),
     OpCase("embedding", lambda r: dict(ids=np.array([1, 1, 1, 3, 0]), table=_normal(r, 4, 3))),

@@ -52,6 +52,9 @@ NOTES = {
                     "notebooks/04_multi_head_attention_and_masks.ipynb (heads as a batch)"),
     "merge_heads": ("only moves numbers: undo the transpose and the reshape",
                     "notebooks/04_multi_head_attention_and_masks.ipynb (heads as a batch)"),
+    "repeat_kv": ("each key/value head was copied to a group of n_heads / h_kv neighbouring query heads; a "
+                  "head used g times gets the sum of g gradients",
+                  "no notebook: the rule above and the forward pass are all it takes"),
     "embedding": ("ids may repeat: every occurrence of an id adds its row of dout to that row of dtable",
                   "no notebook: the rule above and the forward pass are all it takes"),
     "positional_encoding": ("the positions added are a constant", "notebooks/05_positional_encoding.ipynb"),

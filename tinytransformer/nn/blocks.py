@@ -20,7 +20,8 @@ from .module import Module
 def self_attention(config, rng):
     """The self-attention sublayer of config: with rotary positions if config.positions is "rope"."""
     c = config
-    return MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias, rope=c.positions == "rope")
+    return MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias, rope=c.positions == "rope",
+                              n_kv_heads=c.n_kv_heads, rope_theta=c.rope_theta)
 
 
 def residual(x, sublayer, norm, dropout, norm_first):
@@ -59,7 +60,8 @@ class DecoderLayer(Module):
     def __init__(self, config, rng, dropout_rng):
         c = config
         self.self_attn = self_attention(c, rng)
-        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias)
+        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias,
+                                             n_kv_heads=c.n_kv_heads)
         self.feed_forward = make_feed_forward(c, rng)
         self.norm1, self.norm2, self.norm3 = (make_norm(c) for _ in range(3))
         self.dropout = Dropout(c.dropout, dropout_rng)

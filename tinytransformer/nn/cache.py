@@ -9,15 +9,16 @@ of a backward pass.
 
     cache = model.new_cache()                      # KVCache(n_layers, cross_attention)
     logits = model.decode(new_ids, ..., cache)     # the layers read and extend it
-    cache.layers[i].self_attn.k                    # (B, h, T_k, d_k) of layer i
+    cache.layers[i].self_attn.k                    # (B, h_kv, T_k, d_k) of layer i
 
-Shapes: B batch, h heads, T_k positions kept, d_k = d_model / h.
+Shapes: B batch, h_kv key/value heads (the query heads h, unless grouped-query attention shares each
+key/value head among a group of them: then only the h_kv are kept), T_k positions kept, d_k = d_model / h.
 """
 import numpy as np
 
 
 class KeysValues:
-    """One attention layer's keys and values k, v (B, h, T_k, d_k), kept between decoding steps.
+    """One attention layer's keys and values k, v (B, h_kv, T_k, d_k), kept between decoding steps.
 
     Self-attention (grows=True) appends each step's new positions. Cross-attention
     (grows=False) attends to the encoder output, which does not change: its keys
@@ -34,16 +35,16 @@ class KeysValues:
         return 0 if self.k is None else self.k.shape[-2]
 
     def keys_values(self, attention, x_kv):
-        """attention's keys and values for this step: (B, h, T_k, d_k) arrays, all positions so far."""
+        """attention's keys and values for this step: (B, h_kv, T_k, d_k) arrays, all positions so far."""
         if self.k is not None and not self.grows:
             return self.k, self.v                                   # the encoder output's, from the first step
         new = attention.keys_values(x_kv, self.length)              # keys turned from position self.length on
-        k, v = (t.data for t in new)                                # (B, h, T_new, d_k): the new positions only
+        k, v = (t.data for t in new)                                # (B, h_kv, T_new, d_k): the new positions only
         if self.k is not None and len(k) != len(self.k):
             raise ValueError(f"KVCache: this cache holds a batch of {len(self.k)} rows, the input has {len(k)}; "
                              "use a new cache (model.new_cache()) for a new batch")
         if self.k is not None:
-            k = np.concatenate([self.k, k], axis=-2)                # (B, h, T_k + T_new, d_k)
+            k = np.concatenate([self.k, k], axis=-2)                # (B, h_kv, T_k + T_new, d_k)
             v = np.concatenate([self.v, v], axis=-2)
         self.k, self.v = k, v
         return k, v

@@ -33,6 +33,11 @@ class ModelConfig:
                                     # (max_len, d_model) table); or "rope", rotating q and k in self-attention
     norm: str = "layer"          # "layer" (LayerNorm) or "rms" (RMSNorm, as LLaMA)
     bias: bool = True            # biases in every Linear and LayerNorm (LLaMA has none)
+    n_kv_heads: int | None = None   # key/value heads, each shared by n_heads / n_kv_heads query heads
+                                    # (grouped-query attention, ops/grouped.py); None: n_heads, one each
+    rope_theta: float = 10000.0  # rope's base: pair i turns by position * rope_theta^(-2i/d_k) (LLaMA 3: 500000)
+    embedding_scale: bool = True  # token embeddings times sqrt(d_model), as the paper; LLaMA and BERT do not
+    norm_eps: float = 1e-5       # the epsilon of every LayerNorm and RMSNorm (BERT: 1e-12)
 
     def __post_init__(self):
         name = type(self).__name__
@@ -51,6 +56,17 @@ class ModelConfig:
                 raise ValueError(f"{name}: {field} must be one of {list(allowed)}, got {getattr(self, field)!r}")
         if not isinstance(self.bias, bool):
             raise ValueError(f"{name}: bias must be True or False, got {self.bias!r}")
+        if self.n_kv_heads is not None:
+            check_positive_integer(name, "n_kv_heads", self.n_kv_heads)
+            if self.n_heads % self.n_kv_heads:
+                raise ValueError(f"{name}: n_heads={self.n_heads} query heads cannot be shared out among "
+                                 f"n_kv_heads={self.n_kv_heads} key/value heads (a multiple is needed)")
+        if not isinstance(self.embedding_scale, bool):
+            raise ValueError(f"{name}: embedding_scale must be True or False, got {self.embedding_scale!r}")
+        for field in ("rope_theta", "norm_eps"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ValueError(f"{name}: {field} must be a positive finite number, got {value!r}")
         if self.positions == "rope" and self.d_k % 2:
             raise ValueError(f"{name}: rope turns pairs of numbers, so d_k = d_model / n_heads must be "
                              f"even, got {self.d_k}")
@@ -59,6 +75,11 @@ class ModelConfig:
     def d_k(self):
         """Each head's width: d_model / n_heads."""
         return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self):
+        """The key/value heads: n_kv_heads, or n_heads when it is None (every query head has its own)."""
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
 
 
 @dataclasses.dataclass
@@ -70,6 +91,7 @@ class TransformerConfig(ModelConfig):
     vocab_size: int
     tie_embeddings: bool = True  # the output projection reuses the embedding matrix
     pad_id: int = 0              # the padding token: masked out of attention as a key
+    embedding_norm: bool = False  # normalise tokens + positions before the first layer, as BERT does
 
     def __post_init__(self):
         super().__post_init__()
@@ -77,6 +99,8 @@ class TransformerConfig(ModelConfig):
         check_positive_integer(name, "vocab_size", self.vocab_size)
         if not isinstance(self.tie_embeddings, (bool, np.bool_)):
             raise TypeError(f"{name}: tie_embeddings must be True or False, got {self.tie_embeddings!r}")
+        if not isinstance(self.embedding_norm, bool):
+            raise ValueError(f"{name}: embedding_norm must be True or False, got {self.embedding_norm!r}")
         if not isinstance(self.pad_id, (int, np.integer)) or not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"{name}: pad_id must be a token id in [0, vocab_size={self.vocab_size}), "
                              f"got {self.pad_id!r}")

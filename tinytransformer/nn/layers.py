@@ -28,16 +28,18 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """Token ids (B, T) -> vectors (B, T, d_model), multiplied by sqrt(d_model) as in the paper."""
+    """Token ids (B, T) -> vectors (B, T, d_model), multiplied by sqrt(d_model) as in the paper (scale=False:
+    the rows as they are, as LLaMA and BERT)."""
 
-    def __init__(self, vocab_size, d_model, rng, dtype="float32"):
+    def __init__(self, vocab_size, d_model, rng, dtype="float32", scale=True):
         # entries N(0, 1/d_model): after the sqrt(d_model) scale they are N(0, 1)
         self.table = parameter((rng.standard_normal((vocab_size, d_model)) / math.sqrt(d_model)).astype(dtype),
                                "table")
-        self.scale = math.sqrt(d_model)
+        self.scale = math.sqrt(d_model) if scale else None
 
     def forward(self, ids):
-        return F.embedding(ids, self.table) * self.scale
+        rows = F.embedding(ids, self.table)                                  # (B, T, d_model)
+        return rows if self.scale is None else rows * self.scale
 
 
 class SinusoidalPositions(Module):
@@ -91,10 +93,11 @@ class RMSNorm(Module):
 
 
 def make_norm(config):
-    """The normalisation config.norm names, over d_model: LayerNorm (beta only with config.bias) or RMSNorm."""
+    """The normalisation config.norm names, over d_model: LayerNorm (beta only with config.bias) or RMSNorm;
+    its epsilon config.norm_eps."""
     if config.norm == "rms":
-        return RMSNorm(config.d_model, config.dtype)
-    return LayerNorm(config.d_model, config.dtype, bias=config.bias)
+        return RMSNorm(config.d_model, config.dtype, config.norm_eps)
+    return LayerNorm(config.d_model, config.dtype, config.norm_eps, bias=config.bias)
 
 
 class Dropout(Module):

@@ -1,6 +1,7 @@
 """Model: what the Transformer, GPT and BERT share, from the token ids in to the logits out.
 
-    ids -> token embedding * sqrt(d_model) + positions -> dropout -> (the model's stacks) -> logits
+    ids -> token embedding * sqrt(d_model) (unless embedding_scale=False) + positions
+        (-> normalised, with embedding_norm) -> dropout -> (the model's stacks) -> logits
 
 (Rotary positions add nothing here: self-attention turns its queries and keys by them, attention.py.)
 
@@ -37,13 +38,14 @@ class Model(Module):
         rng = np.random.default_rng(check_seed(type(self).__name__, rng))
         c = self.config = config
         dropout_rng = np.random.default_rng(rng.integers(2 ** 63))   # its own stream, from the same seed
-        self.embed = Embedding(c.vocab_size, c.d_model, rng, c.dtype)
+        self.embed = Embedding(c.vocab_size, c.d_model, rng, c.dtype, scale=c.embedding_scale)
         if c.positions == "learned":
             self.positions = LearnedPositions(c.max_len, c.d_model, rng, c.dtype)
         elif c.positions == "sinusoidal":
             self.positions = SinusoidalPositions()
         else:
             self.positions = None                                     # rope: in self-attention
+        self.embedding_norm = make_norm(c) if c.embedding_norm else None   # BERT normalises the sum
         self.dropout = Dropout(c.dropout, dropout_rng)
         return rng, dropout_rng
 
@@ -70,7 +72,8 @@ class Model(Module):
         """ids (B, T), checked, whose first position is number offset -> (B, T, d_model)."""
         self.check_input(ids, name, offset)
         x = self.embed(ids)                                                 # (B, T, d_model)
-        return self.dropout(x if self.positions is None else self.positions(x, offset))
+        x = x if self.positions is None else self.positions(x, offset)
+        return self.dropout(x if self.embedding_norm is None else self.embedding_norm(x))
 
     def encoder_stack(self, ids, name):
         """ids (B, T) through self.encoder, each position attending to every non-PAD one

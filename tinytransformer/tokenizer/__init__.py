@@ -6,6 +6,7 @@
     incremental.py   BPE fast: count the pairs once, then update only what each merge touches
     base.py          what both share: the checks, special tokens, encode and decode, saving
     saved_file.py    reading a saved file as untrusted: every bound checked before the work it costs
+    wordpiece.py     WordPiece, BERT's tokenizer: each word cut into the longest pieces of a vocabulary
 
     tok = BPE.train(text, vocab_size=512)          # or CharTokenizer.train(text)
     ids = tok.encode("any text at all")            # list of int, each < tok.vocab_size
@@ -24,5 +25,7 @@ from .bpe import BPE, learn_merges_naive, merge, pair_counts
 from .char import CharTokenizer
 from .incremental import learn_merges
 from .split import SPLIT_PATTERN
+from .wordpiece import WordPiece
 
-__all__ = ["BPE", "CharTokenizer", "SPLIT_PATTERN", "learn_merges", "learn_merges_naive", "merge", "pair_counts"]
+__all__ = ["BPE", "CharTokenizer", "SPLIT_PATTERN", "learn_merges", "learn_merges_naive", "merge", "pair_counts",
+           "WordPiece"]
