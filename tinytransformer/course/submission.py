@@ -122,7 +122,7 @@ def functions_of(path, ops):
     cannot be read at all."""
     places = wanted(ops)
     files, problems = {}, {}
-    for name, data in read_submission(path, {w["file"] for w in places.values()}).items():
+    for name, data in read_submission(path, {w["file"] for w in places.values()}, package=True).items():
         try:
             files[name] = decoded(data)
         except (SyntaxError, UnicodeDecodeError) as error:
