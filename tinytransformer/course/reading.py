@@ -7,15 +7,16 @@ A submission is a folder or a zip (.zip or .ZIP). Its edition is the folder
 holding tinytransformer/ops/, at the top, one folder down or two; or the files
 flat, as Gradescope stores a flat upload (softmax.py or ops/softmax.py at the
 top, tensor.py beside them); or a folder holding one zip of any of these.
-Two editions in one submission are refused, naming both.
+Two editions in one submission are refused, naming both. With package=True
+the package's other .py files come too (a helper module of the student's own,
+ops/mine.py: what Python imports), at most PACKAGE_FILES files and
+PACKAGE_BYTES bytes in all.
 
 Nothing is opened that is not a regular file (a FIFO, a device), no source
 file is read past SOURCE_LIMIT bytes whatever its size or its zip header
 says, and a zip is refused before its directory is read when the file is
-over ZIP_LIMIT bytes or its end record counts over MEMBERS entries. With
-package=True the package's other .py files come too (a helper module of the
-student's own, ops/mine.py: what Python imports), at most PACKAGE_FILES files
-and PACKAGE_BYTES bytes in all. Every way of failing is BadSubmission, one line.
+over ZIP_LIMIT bytes or its end record counts over MEMBERS entries. Every
+way of failing is BadSubmission, one line.
 """
 import os
 import stat
