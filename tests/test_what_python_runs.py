@@ -155,6 +155,7 @@ def test_a_file_that_does_not_import_costs_its_own_ops_in_pythons_words(batch, t
         assert result.ops[op].diagnosis.startswith(
             "does not import: ModuleNotFoundError: No module named 'torch_that_is_not_here'"), result.ops[op]
         assert "tinytransformer/ops/basic.py:1: import torch_that_is_not_here" in result.ops[op].diagnosis
+        assert "[" not in result.ops[op].diagnosis and "starts at" not in result.ops[op].diagnosis, result.ops[op]
     assert {op for op, r in result.ops.items() if r.status == "pass"} == {"softmax", "layer_norm", "tape"}
     files[BASIC] = library()[BASIC].replace("def exp_backward(dout, cache):", "def exp_backward(dout, cache)")
     result = graded(batch, tmp_path / "2", files)
@@ -197,9 +198,8 @@ def test_a_helper_module_that_raises_costs_the_files_importing_it_in_pythons_wor
     result = graded(batch, tmp_path, with_helper_module(HELPER + "1 / 0\n"))
     for op in ("exp", "mul", "add", "softmax"):
         assert result.ops[op].status == "error"
-        assert result.ops[op].diagnosis.startswith("does not import: ZeroDivisionError: division by zero"), \
-            result.ops[op]
-        assert f"{MINE}:6: 1 / 0" in result.ops[op].diagnosis, result.ops[op]
+        assert result.ops[op].diagnosis == f"does not import: ZeroDivisionError: division by zero at {MINE}:6: 1 / 0", \
+            result.ops[op]                          # no case label: no case ran; no graded line: nothing was graded
     assert {op for op, r in result.ops.items() if r.status == "pass"} == {"layer_norm", "tape"}
 
 
@@ -310,6 +310,29 @@ def test_for_any_mixture_of_honest_patterns_the_grade_is_what_the_students_check
     result = grade_submission(folder, batch, POINTS)
     assert {op: result.ops[op].status == "pass" for op in OPS} == checked == {
         op: right for op, (right, _) in choices.items()}, (choices, result.ops)
+
+
+def first_line(text, name):
+    """co_firstlineno of what name holds once text (basic.py) has run: Python's own numbering."""
+    namespace = {"__name__": "tinytransformer.ops.basic"}
+    exec(compile(text, BASIC, "exec"), namespace)
+    return namespace[name].__code__.co_firstlineno
+
+
+def test_the_feedback_shows_where_the_graded_code_starts(batch, tmp_path):
+    """A failing op's feedback names the line its graded code starts on (a decorator's wrapper here, not the def
+    the student sees); a def given twice says which of its lines is graded."""
+    files = with_exp(NEVER_RUN["a decorator"][0])
+    line = first_line(files[BASIC], "exp_backward")
+    assert files[BASIC].split("\n")[line - 1].startswith("    return lambda")
+    result = graded(batch, tmp_path, files)
+    assert result.ops["exp"].diagnosis.endswith(f"the graded exp_backward starts at {BASIC}:{line}"), result.ops["exp"]
+    assert all("starts at" not in r.diagnosis for op, r in result.ops.items() if op != "exp")
+    files = with_exp(RIGHT_EXP + "\n\n" + WRONG_EXP)
+    line = first_line(files[BASIC], "exp_backward")
+    result = graded(batch, tmp_path / "2", files)
+    assert result.ops["exp"].diagnosis.endswith(f"graded is the one the name holds once the file has run (line {line})")
+    assert f", {line}): graded" in result.ops["exp"].diagnosis, result.ops["exp"]
 
 
 def test_each_answer_says_where_the_graded_code_starts_as_python_numbers_it(batch, tmp_path):
