@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,17 @@ def test_a_helper_module_of_the_students_own_imports_as_in_their_copy(batch, tmp
     result = graded(batch, tmp_path, with_helper_module())
     assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
     assert all(r.review == "" for r in result.ops.values())
+
+
+def test_a_zipped_edition_with_a_helper_module_and_an_ops_init_that_raises(batch, tmp_path):
+    """The zip's package files are read as a folder's; an ops/__init__.py that raises costs no op (each file is
+    still imported as its own module)."""
+    files = {**with_helper_module(), "tinytransformer/ops/__init__.py": "raise ImportError('mine')\n"}
+    with zipfile.ZipFile(tmp_path / "edition.zip", "w") as archive:
+        for path, text in files.items():
+            archive.writestr(f"edition/{path}", text)
+    result = grade_submission(tmp_path / "edition.zip", batch, POINTS)
+    assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
 
 
 def test_a_helper_module_that_raises_costs_the_files_importing_it_in_pythons_words(batch, tmp_path):
