@@ -235,7 +235,8 @@ def test_the_graders_own_files_in_a_submission_stay_the_instructors(batch, tmp_p
     files = library()
     files["tinytransformer/gradcheck.py"] = ("import numpy as np\n\n\ndef numerical_gradient(f, x, dout, eps=1e-6):\n"
                                              "    return np.zeros_like(x)\n")
-    for path in ("tinytransformer/__init__.py", "tinytransformer/course/__init__.py",
+    files["tinytransformer/gradcheck/__init__.py"] = files["tinytransformer/gradcheck.py"]      # the same module
+    for path in ("tinytransformer/__init__.py", "tinytransformer/course/__init__.py", "tinytransformer/course.py",
                  "tinytransformer/course/tape_grading.py", "tinytransformer/course/wire.py"):
         files[path] = "raise SystemExit('not the grader')\n"
     text = files[TENSOR].replace("for record in reversed(self.records):", "for record in self.records:")

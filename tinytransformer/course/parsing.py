@@ -36,9 +36,10 @@ import time
 PARSER = os.path.abspath(__file__)
 TIMEOUT = 20.0                      # seconds the parse of one submission may take
 MEMORY = 2 ** 30                    # bytes of address space the parsing process may use
-# The grader's own files stay the instructor's in the sandbox, whatever a submission holds: the child grades with
-# them (the tape's graph ops take their gradients from gradcheck), and the package's __init__ there imports nothing.
-INSTRUCTORS = ("tinytransformer/__init__.py", "tinytransformer/gradcheck.py", "tinytransformer/course/")
+# The grader's own modules, and every module under them, stay the instructor's in the sandbox whatever a submission
+# holds: the child grades with them (the tape's graph ops take their gradients from gradcheck). So does the package
+# itself, whose __init__ imports nothing there.
+INSTRUCTORS = ("tinytransformer.gradcheck", "tinytransformer.course")
 AUTODIFF = ("torch", "jax", "jaxlib", "autograd", "tensorflow", "importlib")
 DYNAMIC = ("__import__", "import_module", "exec", "eval", "compile")
 NAMESPACES = ("globals", "vars", "locals")
@@ -95,12 +96,19 @@ def parse(files, wanted, gradcheck_names=(), timeout=TIMEOUT, command=None):
 
 def with_sources(found, files):
     """found, each op's function given the texts of the package's files (one dict, shared) that Python may import in
-    the sandbox: all but the grader's own (INSTRUCTORS)."""
-    sources = {file: text for file, text in files.items() if not file.startswith(INSTRUCTORS)}
+    the sandbox: all but the grader's own (instructors)."""
+    sources = {file: text for file, text in files.items() if not instructors(file)}
     for f in found.values():
         if isinstance(f, dict) and "function" in f:
             f["function"]["files"] = sources
     return found
+
+
+def instructors(file):
+    """True when the edition path names the package itself, one of INSTRUCTORS or a module under them, by the module
+    Python would import it as (gradcheck/__init__.py is gradcheck.py's module, course.py the course package's)."""
+    module = file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return module == "tinytransformer" or any(module == m or module.startswith(m + ".") for m in INSTRUCTORS)
 
 
 def describe_status(status):

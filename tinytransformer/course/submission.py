@@ -5,7 +5,7 @@
 
 A submission is a student edition: a folder or a zip, in the forms reading.py
 accepts, read with bounds: every .py file of its package but the grader's
-own (parsing.INSTRUCTORS). In a process of its own (isolation.py, in the
+own (parsing.instructors). In a process of its own (isolation.py, in the
 sandbox) the files holding the functions the student was asked to write, each
 op's backward in tinytransformer/ops/ and Tape.backward in
 tinytransformer/tensor.py for the tape, are imported as Python imports them
