@@ -229,6 +229,13 @@ def test_a_whole_edition_every_file_sent_earns_full_marks(batch, tmp_path):
     assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
 
 
+def test_a_package_and_a_module_of_one_name_grade_as_python_imports_them_the_package(batch, tmp_path):
+    files = library()
+    files["tinytransformer/ops/basic/__init__.py"] = with_exp(WRONG_EXP)[BASIC].replace("\nfrom .", "\nfrom ..")
+    result = graded(batch, tmp_path, files)
+    assert result.ops["exp"].status == "fail" and result.score == result.max_score - 1, result.ops["exp"]
+
+
 def test_the_graders_own_files_in_a_submission_stay_the_instructors(batch, tmp_path):
     """The child grades with the tree's course/ and gradcheck.py (the tape's graph ops take their gradients from it):
     a submission's copies, here each one wrong or raising, are never imported in their place."""

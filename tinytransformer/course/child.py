@@ -78,7 +78,9 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     file importing it. A package's submodules that the submission has not are the tree's (its __path__)."""
 
     def __init__(self, files, tree):
-        self.texts = {module_name(path): (path, as_imported(text)) for path, text in files.items()}
+        # ops/basic/__init__.py and ops/basic.py both name tinytransformer.ops.basic: Python imports the package
+        ordered = sorted(files.items(), key=lambda item: item[0].endswith("/__init__.py"))
+        self.texts = {module_name(path): (path, as_imported(text)) for path, text in ordered}
         self.tree = tree
         self.failed, self.stubs, self.running = {}, {}, []
 
