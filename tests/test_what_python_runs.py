@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,7 @@ def test_a_file_that_does_not_import_costs_its_own_ops_in_pythons_words(batch, t
         assert result.ops[op].diagnosis.startswith(
             "does not import: ModuleNotFoundError: No module named 'torch_that_is_not_here'"), result.ops[op]
         assert "tinytransformer/ops/basic.py:1: import torch_that_is_not_here" in result.ops[op].diagnosis
+        assert "[" not in result.ops[op].diagnosis and "starts at" not in result.ops[op].diagnosis, result.ops[op]
     assert {op for op, r in result.ops.items() if r.status == "pass"} == {"softmax", "layer_norm", "tape"}
     files[BASIC] = library()[BASIC].replace("def exp_backward(dout, cache):", "def exp_backward(dout, cache)")
     result = graded(batch, tmp_path / "2", files)
@@ -169,6 +171,99 @@ def test_a_file_that_runs_forever_when_imported_costs_its_own_ops_only(batch, tm
     result = graded(batch, tmp_path, files)
     assert result.ops["exp"].diagnosis.startswith("does not import: TookTooLong: the file ran over 5 s while imported")
     assert {op for op, r in result.ops.items() if r.status == "pass"} == {"softmax", "layer_norm", "tape"}
+
+
+# Every .py file of the submission's package goes to the sandbox, so a helper module of the student's own imports
+# as it does in their copy; the grader's own files stay the instructor's.
+
+MINE = "tinytransformer/ops/mine.py"
+HELPER = "from .basic import unbroadcast\n\n\ndef same(a):\n    return unbroadcast(a, a.shape)\n"
+
+
+def with_helper_module(helper=HELPER):
+    """The library's files, basic.py's exp_backward calling same() from the student's own ops/mine.py (imported at
+    the top of basic.py, after the names mine.py takes from it), softmax.py importing it too."""
+    files = with_exp(library_function("exp_backward", "dout = same(dout)"), **{MINE: helper})
+    files[BASIC] += "\n\nfrom .mine import same  # noqa: E402\n"
+    files[SOFTMAX] = "from . import mine  # noqa: F401\n" + files[SOFTMAX]
+    return files
+
+
+def test_a_helper_module_of_the_students_own_imports_as_in_their_copy(batch, tmp_path):
+    result = graded(batch, tmp_path, with_helper_module())
+    assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
+    assert all(r.review == "" for r in result.ops.values())
+
+
+def test_a_zipped_edition_with_a_helper_module_and_an_ops_init_that_raises(batch, tmp_path):
+    """The zip's package files are read as a folder's; an ops/__init__.py that raises costs no op (each file is
+    still imported as its own module)."""
+    files = {**with_helper_module(), "tinytransformer/ops/__init__.py": "raise ImportError('mine')\n"}
+    with zipfile.ZipFile(tmp_path / "edition.zip", "w") as archive:
+        for path, text in files.items():
+            archive.writestr(f"edition/{path}", text)
+    result = grade_submission(tmp_path / "edition.zip", batch, POINTS)
+    assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
+
+
+def test_a_helper_module_that_raises_costs_the_files_importing_it_in_pythons_words(batch, tmp_path):
+    result = graded(batch, tmp_path, with_helper_module(HELPER + "1 / 0\n"))
+    for op in ("exp", "mul", "add", "softmax"):
+        assert result.ops[op].status == "error"
+        assert result.ops[op].diagnosis == f"does not import: ZeroDivisionError: division by zero at {MINE}:6: 1 / 0", \
+            result.ops[op]                          # no case label: no case ran; no graded line: nothing was graded
+    assert {op for op, r in result.ops.items() if r.status == "pass"} == {"layer_norm", "tape"}
+
+
+def test_a_flat_upload_s_helper_beside_the_ops_files_is_a_file_of_ops(batch, tmp_path):
+    files = with_helper_module()
+    for path, text in files.items():
+        (tmp_path / Path(path).name).write_text(text)
+    result = grade_submission(tmp_path, batch, POINTS)
+    assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
+
+
+def test_a_whole_edition_every_file_sent_earns_full_marks(batch, tmp_path):
+    shutil.copytree(PACKAGE, tmp_path / "tinytransformer", ignore=shutil.ignore_patterns("__pycache__"))
+    result = grade_submission(tmp_path, batch, POINTS)
+    assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
+
+
+def test_a_package_and_a_module_of_one_name_grade_as_python_imports_them_the_package(batch, tmp_path):
+    files = library()
+    files["tinytransformer/ops/basic/__init__.py"] = with_exp(WRONG_EXP)[BASIC].replace("\nfrom .", "\nfrom ..")
+    result = graded(batch, tmp_path, files)
+    assert result.ops["exp"].status == "fail" and result.score == result.max_score - 1, result.ops["exp"]
+
+
+def test_the_graders_own_files_in_a_submission_stay_the_instructors(batch, tmp_path):
+    """The child grades with the tree's course/ and gradcheck.py (the tape's graph ops take their gradients from it):
+    a submission's copies, here each one wrong or raising, are never imported in their place."""
+    files = library()
+    files["tinytransformer/gradcheck.py"] = ("import numpy as np\n\n\ndef numerical_gradient(f, x, dout, eps=1e-6):\n"
+                                             "    return np.zeros_like(x)\n")
+    files["tinytransformer/gradcheck/__init__.py"] = files["tinytransformer/gradcheck.py"]      # the same module
+    for path in ("tinytransformer/__init__.py", "tinytransformer/course/__init__.py", "tinytransformer/course.py",
+                 "tinytransformer/course/tape_grading.py", "tinytransformer/course/wire.py"):
+        files[path] = "raise SystemExit('not the grader')\n"
+    text = files[TENSOR].replace("for record in reversed(self.records):", "for record in self.records:")
+    assert text != files[TENSOR]
+    result = graded(batch, tmp_path, files)
+    assert result.score == result.max_score, {op: r for op, r in result.ops.items() if r.status != "pass"}
+    result = graded(batch, tmp_path / "2", {**files, TENSOR: text})           # a wrong replay is still told
+    assert result.ops["tape"].status == "fail" and result.score == result.max_score - 1
+
+
+@pytest.mark.parametrize("many", ["files", "bytes"])
+def test_a_package_past_its_bounds_is_refused_in_one_line(batch, tmp_path, many):
+    files = library()
+    count, size = (401, 10) if many == "files" else (9, 250_000)
+    for i in range(count):
+        files[f"tinytransformer/ops/extra_{i}.py"] = "#" * size + "\n"
+    result = graded(batch, tmp_path, files)
+    assert result.score == 0 and "\n" not in result.problem
+    assert (".py files (at most 400;" if many == "files" else "over 2 MiB together") in result.problem, result.problem
+
 
 # The grade agrees with the student's own check: random mixtures of the honest patterns, right and wrong bodies.
 
@@ -235,6 +330,29 @@ def test_for_any_mixture_of_honest_patterns_the_grade_is_what_the_students_check
     result = grade_submission(folder, batch, POINTS)
     assert {op: result.ops[op].status == "pass" for op in OPS} == checked == {
         op: right for op, (right, _) in choices.items()}, (choices, result.ops)
+
+
+def first_line(text, name):
+    """co_firstlineno of what name holds once text (basic.py) has run: Python's own numbering."""
+    namespace = {"__name__": "tinytransformer.ops.basic"}
+    exec(compile(text, BASIC, "exec"), namespace)
+    return namespace[name].__code__.co_firstlineno
+
+
+def test_the_feedback_shows_where_the_graded_code_starts(batch, tmp_path):
+    """A failing op's feedback names the line its graded code starts on (a decorator's wrapper here, not the def
+    the student sees); a def given twice says which of its lines is graded."""
+    files = with_exp(NEVER_RUN["a decorator"][0])
+    line = first_line(files[BASIC], "exp_backward")
+    assert files[BASIC].split("\n")[line - 1].startswith("    return lambda")
+    result = graded(batch, tmp_path, files)
+    assert result.ops["exp"].diagnosis.endswith(f"the graded exp_backward starts at {BASIC}:{line}"), result.ops["exp"]
+    assert all("starts at" not in r.diagnosis for op, r in result.ops.items() if op != "exp")
+    files = with_exp(RIGHT_EXP + "\n\n" + WRONG_EXP)
+    line = first_line(files[BASIC], "exp_backward")
+    result = graded(batch, tmp_path / "2", files)
+    assert result.ops["exp"].diagnosis.endswith(f"graded is the one the name holds once the file has run (line {line})")
+    assert f", {line}): graded" in result.ops["exp"].diagnosis, result.ops["exp"]
 
 
 def test_each_answer_says_where_the_graded_code_starts_as_python_numbers_it(batch, tmp_path):

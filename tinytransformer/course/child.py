@@ -6,14 +6,17 @@ It runs from TREE, a copy of the instructor's package whose backward passes
 are all stubs (no reference solution is in this process), limits its own
 memory, CPU time, files and processes, reads the trials' (dout, cache) pairs
 from INPUTS, and imports the student's files (the job on stdin: the texts of
-the files that hold the functions to write) as Python imports them, each in
-place of TREE's module of that name. It calls, for each op, the object the
+the package's .py files, but the grader's own) as Python imports them, each in
+place of TREE's module of that name: the files holding the functions to write
+and those TREE had imported at once, any other (a helper module of the
+student's own) when one of them imports it. It calls, for each op, the object the
 module's name holds once the file has run (Tape.backward: the student's Tape
 class's), on the caches the instructor's forward made; the tape's replay runs
 on the student's own tensor.py. A file that raises while it runs does not
 import (so does one that runs over IMPORT_SECONDS): its ops answer Python's
 line for it, and the files that import it get TREE's module instead, so
-their ops are still graded. For each op it writes
+their ops are still graded; a file TREE has not raises in the file that
+imports it, as in Python. For each op it writes
 a message to its stdout: a line 'OP LENGTH', then an .npz of what each call
 returned or what it raised, the first answer saying where the graded code
 starts ("graded": file:co_firstlineno) (the student's own prints go to /dev/null). The
@@ -71,17 +74,24 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """The student's files, imported as Python imports them: each module's text compiled under its edition path
     and run as that module, its name bound in sys.modules and on its package. A file that raises while it runs
     does not import: its error is kept (`failed`) and the module stays the stub tree's, so the files that import
-    it, and their ops, are still graded."""
+    it, and their ops, are still graded; a file the tree has not (a helper of the student's own) raises in the
+    file importing it. A package's submodules that the submission has not are the tree's (its __path__)."""
 
-    def __init__(self, files):
-        self.texts = {path.removesuffix(".py").replace("/", "."): (path, as_imported(text))
-                      for path, text in files.items()}
+    def __init__(self, files, tree):
+        # ops/basic/__init__.py and ops/basic.py both name tinytransformer.ops.basic: Python imports the package
+        ordered = sorted(files.items(), key=lambda item: item[0].endswith("/__init__.py"))
+        self.texts = {module_name(path): (path, as_imported(text)) for path, text in ordered}
+        self.tree = tree
         self.failed, self.stubs, self.running = {}, {}, []
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.texts:
             return None
-        return importlib.util.spec_from_loader(name, self, origin=self.texts[name][0])
+        file = self.texts[name][0]
+        spec = importlib.util.spec_from_loader(name, self, origin=file, is_package=file.endswith("/__init__.py"))
+        if spec.submodule_search_locations is not None:
+            spec.submodule_search_locations.append(os.path.join(self.tree, os.path.dirname(file)))
+        return spec
 
     def create_module(self, spec):
         return None
@@ -98,20 +108,28 @@ class Submission(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             exec(compile(text, path, "exec", dont_inherit=True), vars(module))
         except BaseException as error:              # SystemExit too: the file does not import, no more
             self.failed[module.__name__] = (f"does not import: {described(error)}", error)
+            if module.__name__ not in self.stubs:
+                raise                               # the file importing it raises, as in Python
             sys.modules[module.__name__] = self.stubs[module.__name__]    # the import system returns this one
         finally:
             self.running.pop()
             if outermost:
                 signal.setitimer(signal.ITIMER_REAL, 0)
 
-    def import_all(self):
-        """Import every file of the submission in place of the stub tree's module of that name."""
-        for name in self.texts:
-            self.stubs[name] = sys.modules.pop(name, None) or importlib.import_module(name)
+    def import_all(self, wanted):
+        """Import the submission's files in place of the stub tree's modules: the `wanted` modules and those the
+        tree had imported (the others when imported)."""
+        for name in wanted:
+            importlib.import_module(name)
+        replaced = sorted(name for name in self.texts if name in sys.modules)
+        for name in replaced:
+            self.stubs[name] = sys.modules.pop(name)
+        for name in replaced:
             package, _, child = name.rpartition(".")
-            vars(sys.modules[package]).pop(child, None)            # `from . import softmax` must import it anew
+            if package in sys.modules:                  # `from . import softmax` must import it anew
+                vars(sys.modules[package]).pop(child, None)
         sys.meta_path.insert(0, self)
-        for name in self.texts:
+        for name in replaced:
             importlib.import_module(name)
         for name, stub in self.stubs.items():       # the package's own names for the stubs' functions: the student's
             module = sys.modules[name]
@@ -139,6 +157,11 @@ def graded_at(function):
         return capped(f"{code.co_filename}:{code.co_firstlineno}")
     except BaseException:                       # no __code__, or one that raises
         return ""
+
+
+def module_name(path):
+    """'tinytransformer.ops.basic' for tinytransformer/ops/basic.py, 'tinytransformer.ops' for its __init__.py."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def as_imported(text):
@@ -252,11 +275,8 @@ def main(tree, numpy_home, inputs_folder):
     sys.addaudithook(guard(readable, [os.path.realpath(p) for p in spec["forbidden"]]))
     send("ready", b"")
 
-    files = {}
-    for function in spec["functions"].values():
-        files.update(function.get("files", {}))
-    submission = Submission(files)
-    submission.import_all()
+    submission = Submission(spec["files"], tree)
+    submission.import_all(sorted({function["module"] for function in spec["functions"].values()}))
     sources = {path: text.split("\n") for path, text in submission.texts.values()}     # the tokenizer's lines
     for op in spec["ops"]:
         function, (outline, arrays) = spec["functions"][op], inputs[op]
@@ -278,7 +298,7 @@ def main(tree, numpy_home, inputs_folder):
         else:
             calls = [lambda pair=wire.decode(item, arrays): (backward(*pair), *pair) for item in outline]
             answers = answer_each(calls, sources)
-        answers[0]["graded"] = graded_at(backward)
+        answers[0]["graded"] = "" if function["module"] in submission.failed else graded_at(backward)
         written = {}
         outlines = [dict(a, value=wire.encode(a["value"], written)) if "value" in a else a for a in answers]
         send(op, npz(outlines, written))

@@ -57,6 +57,8 @@ LEFT_OUT = {
     "tests/test_stubs.py": "checks the stubs against the library's own backward passes",
     "tests/test_notebooks.py": "checks the solution cells and committed outputs that an edition has not",
     "tests/test_class_grading.py": "grades submissions against the library's own backward passes",
+    "tests/test_what_python_runs.py": "grades submissions against the library's own backward passes",
+    "tests/test_wire.py": "grades submissions against the library's own backward passes",
     "tests/test_sandbox.py": "attacks the instructor's grader with the library's own backward passes",
     "tests/test_autograder.py": "builds the instructor's autograder from the instructor's copy",
     "tests/test_assignment.py": "builds editions from the instructor's git checkout",

@@ -108,7 +108,9 @@ class GradingRun:
     def _one_process(self, functions, ops, found, timeout, memory, end):
         """Run the child on ops, putting each answer (or the Stopped of the first op without one) in found."""
         modules = sorted({functions[op]["module"] for op in ops} | {"tinytransformer.ops"})
-        spec = dict(ops=ops, functions={op: functions[op] for op in ops}, modules=modules, memory=memory,
+        files = {path: text for op in ops for path, text in functions[op].get("files", {}).items()}
+        spec = dict(ops=ops, functions={op: {k: v for k, v in functions[op].items() if k != "files"} for op in ops},
+                    files=files, modules=modules, memory=memory,
                     cpu=int(min(end - time.monotonic(), timeout * len(ops))) + 10,
                     forbidden=[str(p) for p in forbidden()])
         numpy_home = str(Path(np.__file__).resolve().parents[1])

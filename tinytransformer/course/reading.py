@@ -1,12 +1,16 @@
 """Reading a submission without trusting it: where its edition is, and its source files, read with bounds.
 
     read_submission("alice.zip", wanted)   # -> {"tinytransformer/ops/softmax.py": b"...", ...} or BadSubmission
+    read_submission("alice.zip", wanted, package=True)     # and every other .py file of its package
 
 A submission is a folder or a zip (.zip or .ZIP). Its edition is the folder
 holding tinytransformer/ops/, at the top, one folder down or two; or the files
 flat, as Gradescope stores a flat upload (softmax.py or ops/softmax.py at the
 top, tensor.py beside them); or a folder holding one zip of any of these.
-Two editions in one submission are refused, naming both.
+Two editions in one submission are refused, naming both. With package=True
+the package's other .py files come too (a helper module of the student's own,
+ops/mine.py: what Python imports), at most PACKAGE_FILES files and
+PACKAGE_BYTES bytes in all.
 
 Nothing is opened that is not a regular file (a FIFO, a device), no source
 file is read past SOURCE_LIMIT bytes whatever its size or its zip header
@@ -25,6 +29,8 @@ SOURCE_LIMIT = 2 ** 18      # bytes of one source file: 27x the largest an editi
 ZIP_LIMIT = 2 ** 26         # bytes of a submitted zip: an edition zipped is about 4 MB
 MEMBERS = 20_000            # entries of a submitted zip: an edition has about 220 files
 DIRECTORY_LIMIT = 2 ** 24   # bytes of a zip's directory (the names of its entries): an edition's is about 25 kB
+PACKAGE_FILES = 400         # .py files of a submission's package: an edition has 99
+PACKAGE_BYTES = 2 ** 21     # bytes of them in all: an edition's are 660 kB
 DEPTH = 2                   # folders above an edition's root at most: edition/tinytransformer/ops/ in a zip is 1
 CHUNK = 2 ** 16
 EDITION = "tinytransformer/ops/"
@@ -36,15 +42,16 @@ class BadSubmission(Exception):
     """A submission that cannot be graded at all: a missing path, no edition in it, a corrupt zip."""
 
 
-def read_submission(path, wanted):
-    """{edition path: bytes} of the `wanted` edition paths the submission holds (a folder or a zip)."""
+def read_submission(path, wanted, package=False):
+    """{edition path: bytes} of the `wanted` edition paths the submission holds (a folder or a zip); package: and
+    of every other .py file of its package (package_files)."""
     path = Path(path)
     kind = file_kind(path)
     if kind == "folder":
-        return read_folder(path, wanted)
+        return read_folder(path, wanted, package)
     if kind != "file":
         raise BadSubmission(f"{path} is {kind}, not an edition folder or a .zip; {WHAT_TO_UPLOAD}")
-    return read_zip(path, wanted)
+    return read_zip(path, wanted, package)
 
 
 def file_kind(path):
@@ -91,24 +98,56 @@ def flat_paths(edition_path):
     return (name, f"ops/{name}") if edition_path.startswith(EDITION) else (name,)
 
 
-def located(names, root, form, wanted):
-    """{edition path: the name in `names` that holds it} for the wanted paths found under root."""
-    found = {}
+def located(names, root, form, wanted, package=False):
+    """{edition path: the name in `names` that holds it} for the wanted paths found under root; package: and the
+    package's other .py files (package_files)."""
+    found = package_files(names, root, form) if package else {}
     for w in wanted:
         candidates = [root + w] if form == "edition" else flat_paths(w)
         hit = next((c for c in candidates if c in names), None)
         if hit is not None:
+            found = {path: name for path, name in found.items() if name != hit}     # tensor.py, flat: not ops/
             found[w] = hit
     return found
 
 
-def read_folder(folder, wanted):
-    """The wanted files of a folder submission (or of the one zip it holds), read with bounds."""
+def package_files(names, root, form):
+    """{edition path: name} of every .py file of the package in `names` whose path Python can import (each folder
+    and the file an identifier): under root's tinytransformer/; in a flat upload, at the top or in ops/, as files
+    of ops/. BadSubmission past PACKAGE_FILES."""
+    found = {}
+    for name in names:
+        if hidden(name) or not name.endswith(".py"):
+            continue
+        if form == "edition":
+            path = name[len(root):] if name.startswith(root + "tinytransformer/") else ""
+        else:
+            flat = "/" not in name.removeprefix("ops/")
+            path = EDITION + name.removeprefix("ops/") if flat else ""
+        if path and all(part.isidentifier() for part in path.removesuffix(".py").split("/")):
+            found[path] = name
+    if len(found) > PACKAGE_FILES:
+        raise BadSubmission(f"its package holds {len(found)} .py files (at most {PACKAGE_FILES}; an edition has "
+                            f"about 100); {WHAT_TO_UPLOAD}")
+    return found
+
+
+def within_total(files, shown):
+    """files, unless their bytes together pass PACKAGE_BYTES: then BadSubmission."""
+    total = sum(map(len, files.values()))
+    if total > PACKAGE_BYTES:
+        raise BadSubmission(f"{shown}: its package's .py files are over {PACKAGE_BYTES // 2 ** 20} MiB together "
+                            f"(an edition's are under 1 MiB); {WHAT_TO_UPLOAD}")
+    return files
+
+
+def read_folder(folder, wanted, package=False):
+    """The wanted files of a folder submission (or of the one zip it holds), read with bounds; package: see located."""
     names, zips = folder_names(folder)
     found = roots(names, wanted)
     if not found:
         if len(zips) == 1:                              # an upload of one zip, as Gradescope stores it
-            return read_zip(folder / zips[0], wanted)
+            return read_zip(folder / zips[0], wanted, package)
         if len(zips) > 1:
             raise BadSubmission(f"{folder} holds {len(zips)} zips ({', '.join(sorted(zips)[:3])}) and no edition: "
                                 "upload one")
@@ -117,11 +156,12 @@ def read_folder(folder, wanted):
     (root, form), = found.items()
     top = os.path.realpath(folder / root) if root else os.path.realpath(folder)
     files = {}
-    for w, name in located(names, root, form, wanted).items():
+    for w, name in located(names, root, form, wanted, package).items():
         real = os.path.realpath(folder / name)
         if not real.startswith(top.rstrip(os.sep) + os.sep):   # a link to another tree, the instructor's own files
             raise BadSubmission(f"{folder}: {name} links to a file outside the submission")
         files[w] = read_bounded(folder / name, f"{folder}: {name}")
+        within_total(files, folder)
     return files
 
 
@@ -170,8 +210,9 @@ def read_bounded(path, shown):
     return data
 
 
-def read_zip(path, wanted):
-    """The wanted files of a zip submission: its size and entry count checked first, each member read with bounds."""
+def read_zip(path, wanted, package=False):
+    """The wanted files of a zip submission: its size and entry count checked first, each member read with bounds;
+    package: see located."""
     try:
         with open_regular(path, str(path)) as f:
             size = os.fstat(f.fileno()).st_size
@@ -189,8 +230,11 @@ def read_zip(path, wanted):
                     raise BadSubmission(f"{path} holds no student edition: no tinytransformer/ops/ at its top, one "
                                         f"or two folders down, and no ops files at its top; {WHAT_TO_UPLOAD}")
                 (root, form), = found.items()
-                return {w: read_member(archive, name, f"{path}: {name}")
-                        for w, name in located(names, root, form, wanted).items()}
+                files = {}
+                for w, name in located(names, root, form, wanted, package).items():
+                    files[w] = read_member(archive, name, f"{path}: {name}")
+                    within_total(files, path)
+                return files
     except BadSubmission:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, RuntimeError,

@@ -4,13 +4,15 @@
         graded = grade_submission("alice.zip", run, points)       # -> Graded(path, score, max_score, ops, problem)
 
 A submission is a student edition: a folder or a zip, in the forms reading.py
-accepts, read with bounds. From it only the functions the student was asked
-to write are taken, as source text: each op's backward in tinytransformer/ops/,
-and Tape.backward in tinytransformer/tensor.py for the tape, the last
-definition of each (what Python runs), found by a parsing process of its own
-(parsing.py). Nothing else of the student's tree is used or run: not the
-forward passes, not the grader, not helpers outside those functions. The
-functions run in a process of their own (isolation.py); their answers are
+accepts, read with bounds: every .py file of its package but the grader's
+own (parsing.instructors). In a process of its own (isolation.py, in the
+sandbox) the files holding the functions the student was asked to write, each
+op's backward in tinytransformer/ops/ and Tape.backward in
+tinytransformer/tensor.py for the tape, are imported as Python imports them
+(child.py), with what they import, and each function is the object its name
+holds once its file has run, called on caches the instructor's forward passes
+made. A parsing process of its own (parsing.py) only compiles those files and
+says where each name is defined and what calls for review. The answers are
 judged here with the instructor's trials and pass rule (op_grading.judge), so
 a submission earns what its honest ops earn and nothing more. What the
 parsing flags for review is shown beside the grade; it changes no grade.
@@ -60,13 +62,16 @@ def grade_submission(path, batch, points, timeout=10.0, memory=MEMORY):
     answers = batch.run(functions, timeout=timeout, memory=memory)
     for op in functions:
         results[op] = judged(op, batch.trials[op], answers[op])._replace(review=found[op]["review"])
+        found[op]["graded"] = graded_at(answers[op])
     results = {op: explained(op, results, found[op]) for op in points}
     score = float(sum(points[op] for op, result in results.items() if result.status == "pass"))
     return Graded(str(path), score, maximum, results)
 
 
 def explained(op, results, found):
-    """op's OpResult with what the parse saw added: a backward it calls that fails first, a def given twice."""
+    """op's OpResult with what the parse saw added: a backward it calls that fails first, a def given twice; and
+    where the code graded starts (the child's co_firstlineno): in the note of a def given twice, and for an op
+    that does not pass."""
     result = results[op]
     called_ops = [name.removesuffix("_backward") for name in found.get("calls", ())]
     failing = [name for name in called_ops if name in results and results[name].status != "pass"]
@@ -75,7 +80,11 @@ def explained(op, results, found):
         first = (f"fix {' and '.join(failing)} first: {op}'s backward calls "
                  f"{' and '.join(f'{name}_backward' for name in failing)}, which "
                  f"{'do' if len(failing) > 1 else 'does'} not pass")
-    note = found.get("note", "")
+    note, at = found.get("note", ""), found.get("graded", "")
+    if note and at:
+        note += f" (line {at.rpartition(':')[2]})"
+    elif at and result.status in ("fail", "error"):
+        note = f"the graded {found['function']['qualname']} starts at {at}"
     texts = [first, result.diagnosis, note if note not in result.diagnosis else ""]
     return result._replace(diagnosis=printable("; ".join(text for text in texts if text)))
 
@@ -122,7 +131,7 @@ def functions_of(path, ops):
     cannot be read at all."""
     places = wanted(ops)
     files, problems = {}, {}
-    for name, data in read_submission(path, {w["file"] for w in places.values()}).items():
+    for name, data in read_submission(path, {w["file"] for w in places.values()}, package=True).items():
         try:
             files[name] = decoded(data)
         except (SyntaxError, UnicodeDecodeError) as error:
@@ -138,6 +147,12 @@ def functions_of(path, ops):
         if place["file"] in problems:
             found[op] = {"status": "error", "problem": problems[place["file"]]}
     return found
+
+
+def graded_at(answers):
+    """'tinytransformer/ops/basic.py:195': where the child says the graded code starts ('' when it says nothing)."""
+    graded = answers[0].get("graded") if isinstance(answers, list) and answers else ""
+    return graded if isinstance(graded, str) else ""
 
 
 def decoded(data):
@@ -177,7 +192,6 @@ def judged(op, trials, answers):
     texts = [f"d{g.name}: {g.diagnosis.text if g.diagnosis else 'wrong'} [{g.failed_case}]"
              for g in grade.inputs if not g.passed]
     if grade.problem:
-        texts.append(f"{grade.problem} [{grade.case}]" + (f" at {grade.where}" if grade.where else ""))
-    if "raised NameError" in grade.problem:
-        texts.append("only the functions to write are graded: define a helper inside the function that uses it")
+        case = "" if grade.problem.startswith("does not import: ") else f" [{grade.case}]"   # no case ran
+        texts.append(f"{grade.problem}{case}" + (f" at {grade.where}" if grade.where else ""))
     return OpResult(STATUS.get(grade.status, grade.status), max(errors) if errors else None, "; ".join(texts))
