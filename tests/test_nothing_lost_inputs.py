@@ -22,7 +22,7 @@ TINY = ["--task", "copy", "--seq-len", "3", "--symbols", "3", "--d-model", "16",
         "--d-ff", "16", "--batch-size", "8", "--warmup", "10", "--eval-every", "0"]
 # what each case was on the code before it (careless_user.py counts)
 KINDS = {42: "hangs", 43: "hangs", 44: "silent", 45: "tracebacks", 46: "tracebacks", 47: "tracebacks",
-         48: "data loss", 49: "hangs"}
+         48: "data loss", 49: "hangs", 58: "tracebacks"}
 
 
 def one_line_refusal(capsys, *arguments):
@@ -191,3 +191,39 @@ def test_case_48_a_memory_error_keeps_the_model_of_the_last_good_step(tmp_path, 
 def test_case_49_a_long_run_refused_says_how_to_stop_one_instead():
     with pytest.raises(ValueError, match="Ctrl-C stops a long run and keeps its model"):
         tt.train.train(None, "copy", steps=10**8, progress=False)
+
+
+# ---- Ctrl-C before any work: one line, exit status 130, nothing written
+
+INTERRUPT_AT = """
+import os, signal, sys
+import tinytransformer.cli.common, tinytransformer.cli.train, tinytransformer.tasks
+from tinytransformer.__main__ import main
+owner, name = {where!r}
+module = {{"parser": tinytransformer.cli.common.Parser, "task": tinytransformer.tasks,
+          "sizes": tinytransformer.cli.train}}[owner]
+real = getattr(module, name)
+def interrupted(*arguments, **options):
+    os.kill(os.getpid(), signal.SIGINT)      # the user's Ctrl-C, arriving while this stage runs
+    return real(*arguments, **options)
+setattr(module, name, interrupted)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("where, command", [
+    (("parser", "parse_args"), ["train", *TINY]), (("parser", "parse_args"), ["check", "--op", "softmax"]),
+    (("parser", "add_subparsers"), ["generate", "--help"]), (("task", "make_task"), ["train", *TINY]),
+    (("sizes", "describe_model"), ["train", *TINY])], ids=["parsing train", "parsing check",
+                                                          "building the parser", "building the task",
+                                                          "sizing the model"])
+def test_case_58_ctrl_c_before_any_work_is_one_line_and_exit_status_130(tmp_path, where, command):
+    save = tmp_path / "m.npz"
+    done = subprocess.run([sys.executable, "-c", INTERRUPT_AT.format(where=where), *command,
+                           *(["--save", str(save)] if command[0] == "train" else [])],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": ROOT})
+    assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
+    assert re.fullmatch(r"python -m tinytransformer( \w+)?: interrupted \(Ctrl-C\) before it finished",
+                        done.stderr.strip()), done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -15,13 +15,26 @@ from .course.edition import EditionError
 from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
 
+PROG = "python -m tinytransformer"
 COMMANDS = (train, translate, check, assignment, grade, generate, embed)   # each: add_parser(commands) sets its run
 
 
 def main(argv=None):
-    """Run the command that argv (default: sys.argv[1:]) names; return the exit status (2: bad input)."""
+    """Run the command that argv (default: sys.argv[1:]) names; return the exit status (2: bad input; 130:
+    Ctrl-C before the command finished, one line: training keeps its model, see train.StopSignals)."""
     open_closed_streams()                       # started with `>&-`: lines lost, never the work
-    parser = Parser(prog="python -m tinytransformer",
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return run(argv)
+    except KeyboardInterrupt:                   # while parsing, building the task or the model: nothing written yet
+        named = [word for word in argv[:1] if word in {command.__name__.rsplit(".", 1)[-1] for command in COMMANDS}]
+        print(f"{' '.join([PROG, *named])}: interrupted (Ctrl-C) before it finished", file=sys.stderr)
+        return 130
+
+
+def run(argv):
+    """Parse argv and run its command -> the exit status."""
+    parser = Parser(prog=PROG,
                     description="A Transformer in NumPy, with hand-derived backward passes: the encoder-decoder "
                                 "(Transformer), the decoder-only GPT and the encoder-only BERT. At start-up the "
                                 "command line calls tt.use_speed_settings(): one OpenBLAS thread (unless "
