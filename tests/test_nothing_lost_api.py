@@ -1,7 +1,11 @@
 """Nothing silent, no traceback, fourth pass: the Python API's entry checks (tt.functional through
 ops/checks.py's check_call), seeds, optimizers and schedules, names and lengths on the command line
 (tests/careless_user.py counts these cases with the others)."""
+import os
 import re
+import resource
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,7 +16,8 @@ from tinytransformer.__main__ import main
 
 # what each case was on the code before it (careless_user.py counts)
 KINDS = {50: "tracebacks", 51: "silent", 52: "tracebacks", 53: "silent", 54: "tracebacks", 55: "silent",
-         56: "tracebacks", 57: "data loss"}
+         56: "tracebacks", 57: "data loss", 59: "tracebacks"}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 X = np.ones((2, 3, 4))
 
 
@@ -144,3 +149,39 @@ def test_case_57_grade_keeps_a_file_the_user_wrote_at_its_output_while_grading_r
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert status == 2 and f"{flag} {path}: the file exists and was not written by tinytransformer" in err
     assert path.read_text() == "the user's own notes, written while grading ran"
+
+
+# ---- a model too big for the memory there is: its parameters checked before any is allocated
+
+BUILD_UNDER_A_LIMIT = """
+import resource, sys
+import tinytransformer as tt
+limit = 1_500_000_000
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    {build}
+except Exception as error:
+    print(type(error).__name__, error)
+"""
+
+
+@pytest.mark.parametrize("build", [
+    "tt.nn.GPT(tt.nn.TransformerConfig(vocab_size=10**6, d_model=512, n_heads=8, n_layers=1, d_ff=64))",
+    "tt.nn.Transformer(tt.nn.TransformerConfig(vocab_size=100, d_model=512, n_heads=8, n_layers=2, d_ff=10**6))",
+    "tt.nn.BERT(tt.nn.BERTConfig(vocab_size=100, d_model=256, n_heads=4, n_layers=20000, d_ff=64))",
+    "tt.nn.VisionTransformer(tt.nn.VisionConfig(patch_pixels=16, n_classes=10, d_model=256, n_heads=4, "
+    "n_layers=2, d_ff=10**7))"], ids=["vocabulary", "d_ff", "n_layers", "vision d_ff"])
+def test_case_59_a_model_too_big_for_memory_is_one_line_naming_its_size_and_the_room(build):
+    done = subprocess.run([sys.executable, "-c", BUILD_UNDER_A_LIMIT.format(build=build)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    model = build.split("(")[0].removeprefix("tt.nn.")
+    assert re.fullmatch(rf"ValueError {model}: storing its parameters \(at least [\d,]+ float32 numbers\) needs about "
+                        r"[\d.]+ GiB of memory; this machine has [\d.]+ GiB available", done.stdout.strip()), \
+        done.stdout
+
+
+def test_case_59_a_model_that_fits_is_built_as_before():
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    model = tt.nn.GPT(tt.nn.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, d_ff=8, max_len=8))
+    assert resource.getrlimit(resource.RLIMIT_AS) == before and model.embed.table.data.shape == (7, 8)

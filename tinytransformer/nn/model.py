@@ -11,6 +11,7 @@ embedding matrix itself: logits = y @ E.T.
 import numpy as np
 
 from .. import functional as F
+from ..memory import check_fits, parameter_floor
 from ..ops.checks import check_ids, check_seed
 from .attention import MultiHeadAttention
 from .config import ModelConfig, TransformerConfig
@@ -24,10 +25,14 @@ class Model(Module):
     config_class = TransformerConfig     # the config of the model's family (BERT: BERTConfig; vision: VisionConfig)
 
     def check_config(self, config):
-        """config must be the config of the model's family: one line naming both, else."""
+        """config must be the config of the model's family, and its parameters must fit in the memory there is
+        (memory.available_bytes): one line, else."""
         if not isinstance(config, self.config_class):
             raise TypeError(f"{type(self).__name__}: config must be a {self.config_class.__name__}, got "
                             f"{type(config).__name__ if isinstance(config, ModelConfig) else repr(config)}")
+        n = parameter_floor(config)                  # from the config's numbers: nothing allocated yet
+        check_fits(np.dtype(config.dtype).itemsize * n,
+                   f"storing its parameters (at least {n:,} {config.dtype} numbers)", type(self).__name__)
 
     def build_embeddings(self, config, rng):
         """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks.
