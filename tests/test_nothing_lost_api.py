@@ -1,6 +1,6 @@
 """Nothing silent, no traceback, fourth pass: the Python API's entry checks (tt.functional through
-ops/checks.py's check_call), seeds, optimizers and schedules, names and lengths on the command line
-(tests/careless_user.py counts these cases with the others)."""
+ops/checks.py's check_call), seeds, optimizers and schedules, names and lengths on the command line,
+models too big for memory, overflow (tests/careless_user.py counts these cases with the others)."""
 import os
 import re
 import resource

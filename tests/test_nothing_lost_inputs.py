@@ -1,6 +1,6 @@
 """Nothing hangs, nothing silent, fourth pass: untrusted tokenizer files and lists bounded in time, crafted
 checkpoints and absurd sizes refused in one line, memory limits of the process honoured, a model kept when
-memory runs out (tests/careless_user.py counts these cases with the others)."""
+memory runs out, Ctrl-C before any work one line (tests/careless_user.py counts these cases with the others)."""
 import io
 import os
 import re
