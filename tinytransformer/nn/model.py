@@ -7,6 +7,8 @@
 The logits come from the output projection, which with tie_embeddings is the
 embedding matrix itself: logits = y @ E.T.
 """
+import dataclasses
+
 import numpy as np
 
 from .. import functional as F
@@ -23,10 +25,13 @@ class Model(Module):
     config_class = TransformerConfig     # the config of the model's family (BERT: BERTConfig; vision: VisionConfig)
 
     def check_config(self, config):
-        """config must be the config of the model's family: one line naming both, else."""
+        """config must be the config of the model's family: one line naming both, else; and its values
+        must be ones it would have accepted when made (a field set afterwards, positions="foo", is refused
+        here in the config's own line, not built into a model without positions)."""
         if not isinstance(config, self.config_class):
             raise TypeError(f"{type(self).__name__}: config must be a {self.config_class.__name__}, got "
                             f"{type(config).__name__ if isinstance(config, ModelConfig) else repr(config)}")
+        dataclasses.replace(config)                 # runs the config's checks (__post_init__) again
 
     def build_embeddings(self, config, rng):
         """Check config, build the embeddings and the input dropout -> (rng, dropout_rng) for the stacks.
