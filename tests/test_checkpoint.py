@@ -299,7 +299,8 @@ def test_a_config_describing_more_than_the_file_holds_is_refused_before_anything
 
 
 def test_a_config_describing_a_model_of_the_same_size_but_other_shapes_is_refused(saved):
-    """d_model and d_ff swapped hold... other shapes: the names and shapes are compared, not a count."""
+    """A config whose model is no larger than the file's but shaped otherwise (d_ff 6, not 12, and 4 heads) is
+    refused at the first parameter of another shape: names and shapes are compared, not counts."""
     _, path = saved
     arrays = arrays_of(path)
     config = json.loads(str(arrays["config"]))
