@@ -1,4 +1,5 @@
 """Checkpoints: a round trip gives the same model; every kind of bad file is refused clearly."""
+import dataclasses
 import json
 import os
 
@@ -264,8 +265,11 @@ def test_every_option_of_every_family_round_trips(tmp_path, family, option):
 
 
 def test_every_option_is_covered():
-    """Each field of a config that switches a part of the model has a round-trip case above."""
-    switches = {"positions", "norm", "activation", "bias", "norm_first", "tie_embeddings", "n_classes"}
+    """Each field of a config that switches a part of the model (a bool or a str, dtype aside; and n_classes,
+    a head) has a round-trip case above: a new option fails here until it has one."""
+    configs = (tt.TransformerConfig, tt.BERTConfig, tt.VisionConfig)
+    switches = {f.name for config in configs for f in dataclasses.fields(config)
+                if f.type in (bool, str) and f.name != "dtype"} | {"n_classes"}
     values = {"positions": set(tt.nn.config.POSITIONS), "norm": {"layer", "rms"},
               "activation": {"relu", "gelu", "swiglu"}}
     covered = {key for option in OPTIONS for key in option}
