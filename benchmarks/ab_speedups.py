@@ -1,7 +1,7 @@
 """What each speed-up buys: the classroom training step with and without it, in one process, alternating.
 
-Each comparison swaps one piece for its plain version (the per-parameter Adam
-for the flat-vector one, the sorting embedding backward for the one-hot product)
+Each comparison swaps one piece for its plain version (the plain per-parameter optim.Adam
+for its flat-vector twin, optim.AdamFast; the sorting embedding backward for the one-hot product)
 and times blocks of training steps of the same model, plain and fast in turn,
 alternating which goes first. Prints the median ms per step of each and the
 median of the per-round differences (what the speed-up buys). One BLAS thread.
@@ -50,33 +50,6 @@ def plain_versions():
     }
 
 
-class PerParameterAdam:
-    """Adam as it was, one update per parameter: the plain side of the flat-vector comparison."""
-
-    def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
-        import numpy as np
-        self.np, self.params, self.lr, self.betas, self.eps, self.t = np, list(params), lr, betas, eps, 0
-        self.m = [np.zeros_like(p.data) for p in self.params]
-        self.v = [np.zeros_like(p.data) for p in self.params]
-
-    def zero_grad(self):
-        for p in self.params:
-            p.grad = None
-
-    def step(self):
-        self.t += 1
-        beta1, beta2 = self.betas
-        c1, c2 = 1.0 - beta1 ** self.t, 1.0 - beta2 ** self.t
-        for p, m, v in zip(self.params, self.m, self.v):
-            if p.grad is None:
-                continue
-            m *= beta1
-            m += (1.0 - beta1) * p.grad
-            v *= beta2
-            v += (1.0 - beta2) * p.grad ** 2
-            p.data -= self.lr * (m / c1) / (self.np.sqrt(v / c2) + self.eps)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
@@ -93,8 +66,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     batches = [make_batch("reverse", 64, 10, 10, rng) for _ in range(50)]
     model = tt.nn.Transformer(config, rng=0)
-    flat_adam = tt.optim.Adam(model.parameters(), lr=1e-4)
-    per_parameter_adam = PerParameterAdam(model.parameters(), lr=1e-4)
+    flat_adam = tt.optim.AdamFast(model.parameters(), lr=1e-4)             # what train runs
+    per_parameter_adam = tt.optim.Adam(model.parameters(), lr=1e-4)        # its plain twin
     comparisons = plain_versions()
 
     def block(optimizer):

@@ -61,7 +61,7 @@ def idioms(T, rng):
     """{name: (plain form, idiom)} on attention's arrays of length T and the rows of a step of that length."""
     import numpy as np
 
-    from tinytransformer.ops import attention as op
+    from tinytransformer.ops import attention_fast as op
     from tinytransformer.tasks import make_task
     B, h, d = 64, 4, 16
     q, k, v, dout = (rng.standard_normal((B, h, T, d)).astype(np.float32) for _ in range(4))
@@ -84,7 +84,7 @@ def idioms(T, rng):
         def run():
             saved, op.CACHE_BYTES = op.CACHE_BYTES, cache_bytes
             try:
-                op.attention_backward(dout, op.attention_forward(q, k, v, keep)[1])
+                op.attention_backward_fast(dout, op.attention_forward_fast(q, k, v, keep)[1])
             finally:
                 op.CACHE_BYTES = saved
         return run
@@ -138,7 +138,7 @@ def cache_budgets(repeats, rng):
     scores taken at most budget MiB at a time, and as one whole batch."""
     import numpy as np
 
-    from tinytransformer.ops import attention as op
+    from tinytransformer.ops import attention_fast as op
     saved, times = op.CACHE_BYTES, {}
     for T in LENGTHS[1:]:
         q, k, v, dout = (rng.standard_normal((64, 4, T, 16)).astype(np.float32) for _ in range(4))
@@ -148,7 +148,7 @@ def cache_budgets(repeats, rng):
         for _ in range(repeats):                   # the budgets in turns, so that no state of the heap favours one
             for name, budget in budgets.items():
                 op.CACHE_BYTES = budget
-                runs[name].append(best_ms(lambda: op.attention_backward(dout, op.attention_forward(q, k, v, keep)[1]),
+                runs[name].append(best_ms(lambda: op.attention_backward_fast(dout, op.attention_forward_fast(q, k, v, keep)[1]),
                                           1))
         op.CACHE_BYTES = saved
         times[f"T={T}"] = {name: min(ms) for name, ms in runs.items()}
@@ -170,7 +170,7 @@ def against_pytorch(repeats, rng):
         return None
     import numpy as np
     torch = reference.torch
-    from tinytransformer.ops import attention as op
+    from tinytransformer.ops import attention_fast as op
     from tinytransformer.ops import layernorm
     times = {"attention": {}}
     for T in (33, *LENGTHS[1:]):
@@ -186,7 +186,7 @@ def against_pytorch(repeats, rng):
             scores = (tq @ tk.transpose(-1, -2) * 0.25).masked_fill(~tkeep, float("-inf"))
             (scores.softmax(-1) @ tv).backward(tdout)
         times["attention"][f"T={T}"] = {
-            "tinytransformer": best_ms(lambda: op.attention_backward(dout, op.attention_forward(q, k, v, keep)[1]),
+            "tinytransformer": best_ms(lambda: op.attention_backward_fast(dout, op.attention_forward_fast(q, k, v, keep)[1]),
                                        repeats),
             "PyTorch fused": best_ms(fused, repeats), "PyTorch unfused": best_ms(unfused, repeats)}
     x, dx = (rng.standard_normal((64 * 129, 64)).astype(np.float32) for _ in range(2))

@@ -468,6 +468,20 @@ def test_train_names_the_op_the_model_waits_for(tmp_path):
                                         "tinytransformer/ops/softmax.py:37"]
 
 
+def test_an_edition_trains_attention_with_the_students_plain_backward_not_the_fast_twin(tmp_path):
+    """The models run attention's fast twin (ops/attention_fast.py), whose backward is the plain one run on slices
+    of the batch: blank the plain one and training waits for it, as for any op."""
+    target = tmp_path / "week5"
+    edition.build_edition(target, ops=["attention"])
+    line = (target / "tinytransformer/ops/attention.py").read_text().splitlines().index(
+        "def attention_backward(dout, cache):") + 1
+    done = cli(target, "train", "--task", "reverse", "--steps", "5")
+    assert done.stderr.splitlines() == ["python -m tinytransformer train: write attention_backward first: "
+                                        f"tinytransformer/ops/attention.py:{line}"]
+    assert (target / "tinytransformer/ops/attention_fast.py").read_text() == \
+        (REPO / "tinytransformer/ops/attention_fast.py").read_text()          # nothing of the answer in the twin
+
+
 def layer_norm_stub(dout, cache):
     raise NotImplementedError("write layer_norm_backward first: tinytransformer/ops/layernorm.py:31")
 

@@ -71,7 +71,8 @@ def test_command_line_profile_prints_the_time_of_each_op(capsys):
 
 
 def test_cli_help_shows_the_defaults_train_uses(capsys):
-    from tinytransformer.tasks import TASKS, TrainSettings
+    from tinytransformer.nn import TransformerConfig
+    from tinytransformer.tasks import TASKS, TrainSettings, make_task
     by_rate = {}                                                 # each learning-rate scale and its tasks, in order
     for name, task in TASKS.items():
         by_rate.setdefault(task.settings.lr_scale, []).append(name)
@@ -82,6 +83,9 @@ def test_cli_help_shows_the_defaults_train_uses(capsys):
     assert len(by_rate) > 1 and f"scale of the warmup learning-rate schedule (default: {shown})" in help_text
     assert f"steps of linear learning-rate warmup (default: {TrainSettings.warmup})" in help_text
     assert "(default 512)" in help_text and "MISSING" not in help_text   # text's BPE size, not TransformerConfig's
+    modern = make_task("text", block="modern").config().d_ff
+    assert f"hidden width of the feed-forward sublayers (default: {TransformerConfig.d_ff}; text --block modern: " \
+           f"{modern})" in help_text and modern != TransformerConfig.d_ff      # a task option's own default
 
 
 TINY_MODEL = ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8",

@@ -1,4 +1,6 @@
 """GPT, the decoder-only model: gradients, causality, positions, determinism, bad input."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -164,6 +166,33 @@ def test_llama_style_is_the_modern_block_and_changes_override():
     assert c.d_ff == 171                                    # 2/3 of 4 * 64 = 170.67, rounded
     assert tt.TransformerConfig.llama_style(vocab_size=11, d_model=32, n_heads=2).d_ff == 85
     assert tt.TransformerConfig.llama_style(vocab_size=11, d_ff=100).d_ff == 100
+
+
+def test_the_modern_block_is_written_once_for_llama_style_and_the_text_task():
+    """One set of fields, MODERN_BLOCK; llama_style and --block modern differ only in the FeedForward width
+    their SwiGLU matches (4 d_model: 171; the classroom d_ff: 85) and dropout (the task's is the classroom's 0)."""
+    from tinytransformer.nn.config import MODERN_BLOCK
+    from tinytransformer.tasks import make_task
+    llama = dataclasses.asdict(tt.TransformerConfig.llama_style(vocab_size=11))
+    modern = dataclasses.asdict(make_task("text", block="modern").config())
+    assert all(llama[field] == modern[field] == value for field, value in MODERN_BLOCK.items())
+    assert (llama["d_ff"], modern["d_ff"]) == (171, 85) and llama["dropout"] == modern["dropout"] == 0.0
+
+
+@pytest.mark.parametrize("field, value", [("positions", "foo"), ("norm", "batch"), ("activation", "swish")])
+def test_a_value_set_after_the_config_was_made_is_refused_when_the_model_is_built(field, value):
+    """Configs are checked when made; a field changed afterwards is checked again by every model, in the same
+    line, never built into a model without positions (or another part) in silence."""
+    for model_class in (GPT, tt.nn.Transformer, tt.nn.BERT):
+        config = tiny_config(model_class.config_class)
+        setattr(config, field, value)
+        with pytest.raises(ValueError, match=rf"{model_class.config_class.__name__}: {field} must be one of .*, "
+                                             rf"got '{value}'$"):
+            model_class(config)
+    vision = tiny_config(tt.VisionConfig, patch_pixels=4, n_classes=3)
+    setattr(vision, field, value)
+    with pytest.raises(ValueError, match=f"VisionConfig: {field} must be one of"):
+        tt.nn.VisionTransformer(vision)
 
 
 def test_llama_style_gpt_is_causal_and_has_no_position_table():

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pytest
 
 import tinytransformer as tt
 from tinytransformer import functional as F
@@ -129,12 +130,12 @@ def test_attention_from_primitives_equals_the_fused_op(rng):
 
 
 def whole_batch_and_sliced(monkeypatch, q, k, v, keep, dout, cache_bytes):
-    """(out, probs, dq, dk, dv) of attention over the whole batch, and again with slices of at most cache_bytes."""
+    """(out, probs, dq, dk, dv) of the fast twin over the whole batch, and again with slices of at most cache_bytes."""
     results = []
     for budget in (math.inf, cache_bytes):
-        monkeypatch.setattr(ops.attention, "CACHE_BYTES", budget)
-        out, cache = ops.attention_forward(q, k, v, keep)
-        results.append((out, cache[3], *ops.attention_backward(dout, cache)[:3]))
+        monkeypatch.setattr(ops.attention_fast, "CACHE_BYTES", budget)
+        out, cache = ops.attention_forward_fast(q, k, v, keep)
+        results.append((out, cache[3], *ops.attention_backward_fast(dout, cache)[:3]))
     return results
 
 
@@ -152,15 +153,59 @@ def test_attention_in_slices_gives_the_whole_batchs_bits(rng, monkeypatch):
                 np.testing.assert_array_equal(a, b)
 
 
+# The plain pair (ops/attention.py: what an edition blanks and the grader grades) and its fast twin
+# (ops/attention_fast.py: what F.attention and so training run) give the same numbers, bit for bit, on every
+# shape the tests and the tasks use: the grader's and the gradient checks' cases, the classroom model's, the
+# text task's, a long sequence cut in slices; every kind of mask; float32 and float64.
+TWIN_SHAPES = [((2, 3, 5), (2, 4, 5), (2, 4, 6), (2, 3, 4)), ((2, 2, 3, 4), (2, 2, 3, 4), (2, 2, 3, 5), (2, 1, 1, 3)),
+               ((3, 4), (5, 4), (5, 2), None), ((2, 3, 4), (2, 3, 4), (2, 3, 5), (3, 3)),
+               ((64, 4, 11, 16), (64, 4, 11, 16), (64, 4, 11, 16), (64, 1, 1, 11)),          # reverse: the encoder
+               ((64, 4, 12, 16), (64, 4, 12, 16), (64, 4, 12, 16), (12, 12)),                # its decoder
+               ((64, 4, 12, 16), (64, 4, 11, 16), (64, 4, 11, 16), (64, 1, 1, 11)),          # cross-attention
+               ((32, 4, 32, 16), (32, 4, 32, 16), (32, 4, 32, 16), (32, 32)),                # text
+               ((16, 4, 129, 16), (16, 4, 129, 16), (16, 4, 129, 16), (129, 129))]           # in slices
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("q_shape, k_shape, v_shape, keep_shape", TWIN_SHAPES,
+                         ids=[str(shapes[0]) for shapes in TWIN_SHAPES])
+def test_the_fast_twin_gives_the_plain_attentions_numbers_bit_for_bit(rng, dtype, q_shape, k_shape, v_shape,
+                                                                       keep_shape):
+    q, k, v = (rng.standard_normal(shape).astype(dtype) for shape in (q_shape, k_shape, v_shape))
+    keep = None if keep_shape is None else rng.random(keep_shape) < 0.7
+    if keep is not None and keep_shape[-1] == keep_shape[-2]:
+        keep = np.tril(keep | np.eye(keep_shape[-1], dtype=bool))                # causal, a row fully kept
+    plain_out, plain_cache = ops.attention_forward(q, k, v, keep)
+    fast_out, fast_cache = ops.attention_forward_fast(q, k, v, keep)
+    dout = rng.standard_normal(plain_out.shape).astype(dtype)
+    plain = (plain_out, plain_cache[3], *ops.attention_backward(dout, plain_cache)[:3])
+    fast = (fast_out, fast_cache[3], *ops.attention_backward_fast(dout, fast_cache)[:3])
+    for name, a, b in zip(["out", "probs", "dq", "dk", "dv"], plain, fast):
+        assert a.dtype == b.dtype == dtype and a.shape == b.shape, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    assert plain_cache[4] == fast_cache[4]                                        # the same scale
+    if q_shape[0] == 16:
+        assert len(ops.attention_fast.cache_sized_rows(fast_cache[3])) > 1                # the long one: in slices
+
+
+def test_the_models_train_with_the_fast_twin_and_the_tape_calls_it_attention(rng):
+    """F.attention runs the fast twin (its record says "attention", as the op it is the twin of)."""
+    q, k, v = (tt.Tensor(rng.standard_normal((2, 3, 4)), requires_grad=True) for _ in range(3))
+    with tt.Tape() as tape:
+        out, _ = F.attention(q, k, v)
+    assert [record.name for record in tape.records] == ["attention"]
+    assert tape.records[0].backward is ops.attention_backward_fast
+
+
 def test_cache_sized_rows_cover_the_batch_evenly_within_the_budget(monkeypatch):
-    monkeypatch.setattr(ops.attention, "CACHE_BYTES", 1000)
+    monkeypatch.setattr(ops.attention_fast, "CACHE_BYTES", 1000)
     for batch, row_bytes in ((64, 4 * 11 * 11 * 4), (7, 100), (1, 5000), (13, 1000), (0, 100), (64, 160), (5, 400)):
         scores = np.empty((batch, row_bytes // 4), np.float32)[..., None]    # (B, row, 1): row_bytes a sequence
-        slices = ops.attention._cache_sized_rows(scores)
+        slices = ops.attention_fast.cache_sized_rows(scores)
         covered = [list(range(batch))[s] for s in slices]
         assert [i for part in covered for i in part] == list(range(batch))   # every row once, in order
         rows = [len(part) for part in covered]
         assert len(set(rows[:-1])) <= 1 and rows[-1] <= rows[0]              # shared out evenly
         assert all(r * row_bytes < 1000 + row_bytes for r in rows)           # within the budget and a row
         assert len(slices) <= max(1, -(-batch * row_bytes // 1000))         # no more slices than the budget needs
-    assert ops.attention._cache_sized_rows(np.empty((5, 5))) == [slice(None)]   # (T_q, T_k): no batch to slice
+    assert ops.attention_fast.cache_sized_rows(np.empty((5, 5))) == [slice(None)]   # (T_q, T_k): no batch to slice

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tinytransformer as tt
-from tinytransformer.optim import SGD, Adam, AdamW, WarmupCosineSchedule, WarmupSchedule, clip_grad_norm
+from tinytransformer.optim import SGD, Adam, AdamFast, AdamW, WarmupCosineSchedule, WarmupSchedule, clip_grad_norm
 
 from helpers import param
 
@@ -54,18 +54,19 @@ def test_adam_minimises_a_quadratic():
     np.testing.assert_allclose(w.data, [1.0, 0.5], atol=1e-3)
 
 
-@pytest.mark.parametrize("make", [lambda w: SGD([w], lr=0.01), lambda w: Adam([w], lr=0.01)], ids=["SGD", "Adam"])
+@pytest.mark.parametrize("make", [lambda w: SGD([w], lr=0.01), lambda w: Adam([w], lr=0.01), lambda w: AdamFast([w], lr=0.01)],
+                         ids=["SGD", "Adam", "AdamFast"])
 def test_step_keeps_float32_and_updates_in_place(make):
     w = tt.Tensor(np.ones(3, dtype=np.float32), requires_grad=True)
     optimizer = make(w)
-    data = w.data                  # Adam made it a view of its one vector; steps change it in place
+    data = w.data                  # AdamFast made it a view of its one vector; steps change it in place
     w.grad = np.ones(3, dtype=np.float32)
     optimizer.step()
     assert w.data is data and w.data.dtype == np.float32 and np.all(w.data < 1)
 
 
 def adam_by_the_formula(params, grads_per_step, lr, betas=(0.9, 0.98), eps=1e-9):
-    """Adam written per parameter, straight from the docstring: the reference for the flat vector."""
+    """Adam written per parameter, straight from the docstring, in float64: the reference for both twins."""
     ws = [p.copy() for p in params]
     ms, vs = [np.zeros_like(w) for w in ws], [np.zeros_like(w) for w in ws]
     for t, grads in enumerate(grads_per_step, start=1):
@@ -78,37 +79,56 @@ def adam_by_the_formula(params, grads_per_step, lr, betas=(0.9, 0.98), eps=1e-9)
     return ws
 
 
-def test_adam_over_one_vector_equals_adam_per_parameter_and_skips_missing_grads(rng):
-    shapes = [(3, 4), (4,), (2, 2, 3)]
-    start = [rng.standard_normal(shape) for shape in shapes]
+def steps_of(optimizer_class, start, grads_per_step, replaced_at=None, lr=0.1):
+    """The parameters' values after an optimizer of optimizer_class took one step per entry of grads_per_step
+    (None: that parameter has no gradient then); before step replaced_at, the first one's .data is replaced."""
     params = [tt.Tensor(w.copy(), requires_grad=True) for w in start]
-    optimizer = Adam(params, lr=0.1)
-    # the second parameter has no gradient on step 2: it and its m, v must stay as they were
-    grads_per_step = [[rng.standard_normal(shape) if (t, i) != (1, 1) else None for i, shape in enumerate(shapes)]
-                      for t in range(3)]
-    for grads in grads_per_step:
+    optimizer = optimizer_class(params, lr=lr)
+    for t, grads in enumerate(grads_per_step):
+        if t == replaced_at:
+            params[0].data = params[0].data * 2
         for p, g in zip(params, grads):
             p.grad = g
         optimizer.step()
-    for p, expected in zip(params, adam_by_the_formula(start, grads_per_step, lr=0.1)):
-        np.testing.assert_allclose(p.data, expected, rtol=1e-12)
-        assert np.shares_memory(p.data, optimizer.flat)
+    return [p.data for p in params], optimizer
 
 
-def test_adam_takes_in_a_parameter_whose_data_was_replaced():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_adam_and_its_fast_twin_give_the_same_weights_bit_for_bit_and_skip_missing_grads(rng, dtype):
+    shapes = [(3, 4), (4,), (2, 2, 3)]
+    start = [rng.standard_normal(shape).astype(dtype) for shape in shapes]
+    # the second parameter has no gradient on step 2: it and its m, v must stay as they were
+    grads_per_step = [[rng.standard_normal(shape).astype(dtype) if (t, i) != (1, 1) else None
+                       for i, shape in enumerate(shapes)] for t in range(3)]
+    plain, _ = steps_of(Adam, start, grads_per_step)
+    fast, optimizer = steps_of(AdamFast, start, grads_per_step)
+    for a, b, expected in zip(plain, fast, adam_by_the_formula(start, grads_per_step, lr=0.1)):
+        assert a.dtype == b.dtype == dtype
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, expected, rtol=1e-12 if dtype == np.float64 else 1e-5)
+        assert np.shares_memory(b, optimizer.flat)
+
+
+def test_both_adams_take_in_a_parameter_whose_data_was_replaced(rng):
     # load_checkpoint assigns p.data = loaded array: the parameter must keep training, from the loaded values
     w = param([1.0, 2.0])
-    optimizer = Adam([w], lr=0.1)
+    optimizer = AdamFast([w], lr=0.1)
     w.data = np.array([5.0, 6.0])
     w.grad = np.array([1.0, -1.0])
     optimizer.step()
     np.testing.assert_allclose(w.data, [4.9, 6.1], rtol=1e-9)
     assert np.shares_memory(w.data, optimizer.flat)
+    start = [rng.standard_normal((2, 3)), rng.standard_normal(4)]
+    grads_per_step = [[rng.standard_normal((2, 3)), rng.standard_normal(4)] for _ in range(3)]
+    plain, _ = steps_of(Adam, start, grads_per_step, replaced_at=1)
+    fast, _ = steps_of(AdamFast, start, grads_per_step, replaced_at=1)
+    for a, b in zip(plain, fast):
+        np.testing.assert_array_equal(a, b)
 
 
-def test_adam_needs_one_dtype():
-    with pytest.raises(TypeError, match="Adam: every parameter must have one dtype"):
-        Adam([param([1.0]), tt.Tensor(np.ones(1, dtype=np.float32), requires_grad=True)], lr=0.1)
+def test_the_fast_adam_needs_one_dtype():
+    with pytest.raises(TypeError, match="AdamFast: every parameter must have one dtype"):
+        AdamFast([param([1.0]), tt.Tensor(np.ones(1, dtype=np.float32), requires_grad=True)], lr=0.1)
 
 
 def test_parameters_without_grad_are_skipped_and_zero_grad_clears():

@@ -11,10 +11,11 @@ not describe the parameters — is a clear error, never a half-loaded model.
 The file is not trusted: every entry's zip record and .npy header are read
 and checked (an .npy array, not encrypted, no Python objects, the size its
 header claims, all of them against memory) before any array is read; the
-config (a short flat JSON object) is checked against the parameters' headers
-before any model is built, so a file claiming 10^11 tokens, 10^6 layers or
-an array of 5e9 elements (a zip bomb) costs nothing to refuse. Every failure
-is one ValueError naming the file.
+model its config (a short flat JSON object) describes is built with a random
+generator that draws no more numbers than the file holds, and its parameters'
+names and shapes are compared with the headers, so a file claiming 10^11
+tokens, 10^6 layers or an array of 5e9 elements (a zip bomb) costs nothing to
+refuse. Every failure is one ValueError naming the file.
 """
 import contextlib
 import dataclasses
@@ -30,7 +31,7 @@ import zlib
 import numpy as np
 
 from .files import atomic_write, check_output, kind_of
-from .memory import check_fits, parameter_floor
+from .memory import check_fits
 from .nn import MODELS
 
 CONFIG_KEY, MODEL_KEY, STEP_KEY = "config", "model", "step"
@@ -112,8 +113,7 @@ def load_checkpoint(path):
         config = read_config(read_small(archive, entries, CONFIG_KEY, path), model_class.config_class, path)
         headers = {name: entry for name, entry in entries.items()
                    if name not in (CONFIG_KEY, MODEL_KEY, STEP_KEY)}
-        check_config_fits(config, {name: entry.shape for name, entry in headers.items()}, path)
-        model = model_class(config, rng=0)
+        model = build_within(model_class, config, {name: entry.shape for name, entry in headers.items()}, path)
         expected = dict(model.named_parameters())
         missing = [name for name in expected if name not in headers]
         extra = [name for name in headers if name not in expected]
@@ -239,17 +239,44 @@ def read_config(entry, config_class, path):
         raise ValueError(f"load_checkpoint: {path} has an invalid config ({error})") from None
 
 
-def check_config_fits(config, shapes, path):
-    """Before building the model: the config must not describe more parameters than the file holds
-    (shapes: {name: shape} from the headers), and the model it describes (its parameters and position
-    table, in float64) must fit in memory."""
+class DrawBudget(np.random.Generator):
+    """np.random.default_rng(0), except that it draws at most `budget` numbers in all for the weights
+    (uniform, standard_normal: what the layers draw theirs with) and raises DrawBudget.Spent before a draw
+    that would pass it, so before the array is allocated."""
+
+    class Spent(Exception):
+        pass
+
+    def __init__(self, budget):
+        super().__init__(np.random.PCG64(0))          # the stream of default_rng(0)
+        self.left = budget
+
+    def spend(self, size):
+        self.left -= math.prod((size,) if isinstance(size, int) else size)
+        if self.left < 0:
+            raise DrawBudget.Spent
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        self.spend(size)
+        return super().uniform(low, high, size)
+
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        self.spend(size)
+        return super().standard_normal(size, dtype, out)
+
+
+def build_within(model_class, config, shapes, path):
+    """The model config describes (weights as rng=0 draws them), built without drawing more numbers than
+    the file holds (shapes: {name: shape} from its headers): a config that describes a larger model stops
+    before its first weight matrix past that, in one line. Its position table must fit in memory too."""
     held = sum(math.prod(shape) for shape in shapes.values())
-    floor = parameter_floor(config, "embed.table" in shapes)
-    if floor > held:
-        raise ValueError(f"load_checkpoint: {path} does not match its config: the config describes at least "
-                         f"{floor:,} parameters, the file holds {held:,}")
     check_fits(8 * (held + config.max_len * config.d_model), "the model its config describes",
                f"load_checkpoint: {path}")
+    try:
+        return model_class(config, rng=DrawBudget(held))
+    except DrawBudget.Spent:
+        raise ValueError(f"load_checkpoint: {path} does not match its config: the model it describes has "
+                         f"more parameters than the file's {held:,}") from None
 
 
 def read_model_class(entry, path):

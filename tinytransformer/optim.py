@@ -99,18 +99,62 @@ class Adam(Optimizer):
         m_hat = m / (1 - beta1**t),  v_hat = v / (1 - beta2**t)    undo the bias towards 0
         w = w - lr * m_hat / (sqrt(v_hat) + eps)
 
-    The update is the same for every weight, so all parameters live in one flat
-    vector (self.flat) and each parameter's .data is a view into it: one update
-    over the whole vector instead of one per parameter (about 2-4% of a
-    classroom step, benchmarks/ab_speedups.py). An update that would make any weight NaN or infinite is
+    Written plainly, one parameter at a time; AdamFast is its twin over one flat vector, the same numbers
+    bit for bit, which the training loop runs. An update that would make any weight NaN or infinite is
     not made: step raises FloatingPointError and the weights stay as they were (m, v and t have moved on:
-    stop training). A parameter whose .data was replaced (load_checkpoint does
-    so) is copied back into the vector before the next step, so it keeps training.
+    stop training).
     """
     weight_decay = 0.0          # decoupled weight decay: AdamW's, none in Adam
 
     def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
         super().__init__(params, lr)
+        check_adam_options(type(self).__name__, betas, eps)
+        self.beta1, self.beta2 = betas
+        self.eps = eps
+        self.t = 0
+        self.m = [np.zeros_like(p.data) for p in self.params]      # each parameter's m and v, its shape
+        self.v = [np.zeros_like(p.data) for p in self.params]
+
+    def step(self):
+        self.t += 1
+        correction1 = 1.0 - self.beta1 ** self.t
+        correction2 = 1.0 - self.beta2 ** self.t
+        updated = []                              # (parameter, its new values), made before any is written
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:                   # no gradient: this parameter (and its m, v) stay as they are
+                continue
+            g = p.grad
+            m *= self.beta1
+            m += (1.0 - self.beta1) * g
+            v *= self.beta2
+            v += (1.0 - self.beta2) * g ** 2
+            with np.errstate(over="ignore", invalid="ignore"):   # an overflow is checked for just below
+                # AdamW: w shrinks towards 0 apart from the gradient's update
+                decayed = p.data * (1.0 - self.lr * self.weight_decay) if self.weight_decay else p.data
+                updated.append((p, decayed - self.lr * (m / correction1) / (np.sqrt(v / correction2) + self.eps)))
+        check_update(self, updated)
+        for p, w in updated:
+            p.data[...] = w
+
+
+def check_update(optimizer, updated):
+    """FloatingPointError (one line) if any new weight in updated ([(parameter, new values)]) is NaN or infinite."""
+    if not all(np.isfinite(w).all() for _, w in updated):     # an overflow (a huge lr, an infinite gradient)
+        raise FloatingPointError(f"{type(optimizer).__name__}: the update of step {optimizer.t} would make weights "
+                                 f"NaN or infinite (lr={optimizer.lr:g}); the weights are kept as they were")
+
+
+class AdamFast(Adam):
+    """Adam's twin for speed: the same numbers, bit for bit, over one flat vector (Adam without weight decay).
+
+    The update is the same for every weight, so all parameters live in one flat vector (self.flat) and each
+    parameter's .data is a view into it: one update over the whole vector instead of one per parameter
+    (about 2-4% of a classroom step, benchmarks/ab_speedups.py). A parameter whose .data was replaced
+    (load_checkpoint does so) is copied back into the vector before the next step, so it keeps training.
+    """
+
+    def __init__(self, params, lr, betas=(0.9, 0.98), eps=1e-9):
+        Optimizer.__init__(self, params, lr)
         check_adam_options(type(self).__name__, betas, eps)
         dtypes = {p.data.dtype for p in self.params}
         if len(dtypes) > 1:
@@ -155,14 +199,10 @@ class Adam(Optimizer):
         self.v *= self.beta2
         self.v += (1.0 - self.beta2) * g ** 2
         with np.errstate(over="ignore", invalid="ignore"):   # an overflow is checked for just below
-            # AdamW: w shrinks towards 0 apart from the gradient's update
-            decayed = self.flat * (1.0 - self.lr * self.weight_decay) if self.weight_decay else self.flat
-            updated = decayed - self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
+            updated = self.flat - self.lr * (self.m / correction1) / (np.sqrt(self.v / correction2) + self.eps)
         for part, w, m, v in skipped:
             updated[part], self.m[part], self.v[part] = w, m, v
-        if not np.isfinite(updated).all():       # an overflow (a huge lr, an infinite gradient): weights kept
-            raise FloatingPointError(f"{type(self).__name__}: the update of step {self.t} would make weights NaN or infinite "
-                                     f"(lr={self.lr:g}); the weights are kept as they were")
+        check_update(self, [(None, updated)])
         self.flat[...] = updated
 
 

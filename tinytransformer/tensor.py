@@ -87,6 +87,11 @@ class Record(namedtuple("Record", "name backward cache inputs output")):
         return f"{self.name:<20} {shapes} -> {self.output.shape}"
 
 
+def op_name(forward):
+    """The op's name: name_forward, or its fast twin name_forward_fast (ops/attention_fast.py) -> name."""
+    return forward.__name__.removesuffix("_fast").removesuffix("_forward")
+
+
 def apply(forward, backward, *inputs, **options):
     """Run forward on the arrays of inputs; record it if a tape is active and an input needs a grad."""
     return apply_with_cache(forward, backward, *inputs, **options)[0]
@@ -101,13 +106,13 @@ def apply_with_cache(forward, backward, *inputs, **options):
     tape = _active_tapes[-1]
     for t in inputs:    # computed on a tape now closed: backward here could not reach what it came from
         if isinstance(t, Tensor) and t._tape is not None and t._tape not in _active_tapes and not tape.holds(t):
-            raise ValueError(f"{forward.__name__.removesuffix('_forward')}: an input was computed inside another "
+            raise ValueError(f"{op_name(forward)}: an input was computed inside another "
                              "`with Tape()` block, now closed, so no gradient could reach what it was computed "
                              "from; compute it inside this block, or pass Tensor(x.data) as a constant")
     out, cache = tape.run_forward(forward, arrays, options)
     out = Tensor(out)
     out.requires_grad, out._tape = True, tape
-    record = Record(forward.__name__.removesuffix("_forward"), backward, cache, inputs, out)
+    record = Record(op_name(forward), backward, cache, inputs, out)
     # what backward will read may not change until it has run: the leaves among the inputs (parameters, inputs)
     frozen = [t.data for t in inputs if isinstance(t, Tensor) and t._tape is None and t.data.flags.writeable]
     for array in frozen:

@@ -142,7 +142,7 @@ def describe_model(task, c):
 def profile_command(args, task, settings, model):
     """Time --profile-steps training steps of the task's model on one batch, op by op, and print
     the table: milliseconds per step in each op's forward and backward, and each op's share of the step."""
-    from ..optim import Adam, WarmupSchedule
+    from ..optim import AdamFast, WarmupSchedule
     from ..tools.profile import profile_steps, profile_table
 
     args.profile_steps = 20 if args.profile_steps is None else args.profile_steps
@@ -150,7 +150,7 @@ def profile_command(args, task, settings, model):
         raise BadInput(f"--profile-steps must be from 1 to {MAX_PROFILE_STEPS:,} (each step is timed op by op), "
                        f"got {args.profile_steps:,}")
     batch = task.batch(settings.batch_size, np.random.default_rng(args.seed))
-    optimizer = Adam(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
+    optimizer = AdamFast(model.parameters(), lr=WarmupSchedule(model.config.d_model, settings.warmup, settings.lr_scale)(1))
     profile_steps(model, batch, optimizer, task.loss, 1)     # not timed: the first step allocates Adam's state
     totals, step_seconds = profile_steps(model, batch, optimizer, task.loss, args.profile_steps)
     print(f"profile of {args.profile_steps} training steps ({args.task}, batch {settings.batch_size}, "

@@ -52,20 +52,28 @@ def add_argument(parser, flag, help):
 
 
 def per_task_defaults(field):
-    """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it."""
+    """ "(default: copy/reverse 10, text 32, mlm/classify 6)": field's default for each task that has it;
+    "(default: 128; text --block modern: 85)" where one value is every task's but another option's choice
+    changes it (Task.model_styles)."""
     from ..tasks import CLASSROOM_MODEL, TASKS, options_of
-    groups = {}
+    groups, own = {}, {}                     # {value: [task, or task and the flags that choose it]}
     for name, task_class in TASKS.items():
         model_defaults = {f.name: f.default for f in dataclasses.fields(task_class.model_class.config_class)
                           if f.default is not dataclasses.MISSING}                    # vocab_size has none
-        defaults = {**model_defaults, **CLASSROOM_MODEL, **options_of(task_class),
-                    **dataclasses.asdict(task_class.settings)}
-        if defaults.get(field) is not None:
-            groups.setdefault(str(defaults[field]), []).append(name)
+        for chosen_by, style in task_class.model_styles().items():
+            defaults = {**model_defaults, **CLASSROOM_MODEL, **style, **options_of(task_class),
+                        **dataclasses.asdict(task_class.settings)}
+            value = defaults.get(field)
+            if value is None or (chosen_by and str(value) == own.get(name)):
+                continue
+            own.setdefault(name, str(value))
+            groups.setdefault(str(value), []).append(f"{name} {chosen_by}".strip())
     if not groups:
         return ""
-    if len(groups) == 1 and sum(map(len, groups.values())) == len(TASKS):
-        return f"(default: {next(iter(groups))})"
+    common = next((value for value, names in groups.items() if set(TASKS) <= set(names)), None)
+    if common is not None:
+        others = "".join(f"; {'/'.join(names)}: {value}" for value, names in groups.items() if value != common)
+        return f"(default: {common}{others})"
     return "(default: " + ", ".join(f"{'/'.join(names)} {value}" for value, names in groups.items()) + ")"
 
 

@@ -7,6 +7,10 @@ from .layers import FEED_FORWARDS, NORMS, swiglu_d_ff
 
 DTYPES = ("float32", "float64")
 POSITIONS = ("sinusoidal", "learned", "rope")
+# The block of LLaMA and most language models since 2023: pre-norm with RMSNorm, a SwiGLU feed-forward,
+# rotary positions, no biases. Its width is swiglu_d_ff(the FeedForward's it replaces): LLaMA's 4 d_model
+# (llama_style), or the classroom model's d_ff (the text task's --block modern, tasks/task.py)
+MODERN_BLOCK = dict(norm_first=True, norm="rms", activation="swiglu", positions="rope", bias=False)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -107,14 +111,13 @@ class TransformerConfig(ModelConfig):
 
     @classmethod
     def llama_style(cls, vocab_size, **changes):
-        """The block of LLaMA and most language models since 2023: pre-norm with RMSNorm, a SwiGLU
-        feed-forward, rotary positions, no biases, no dropout; changes override any field.
+        """The modern block (MODERN_BLOCK: pre-norm with RMSNorm, a SwiGLU feed-forward, rotary positions,
+        no biases) with no dropout; changes override any field.
 
         d_ff, unless given, is swiglu_d_ff(4 * d_model): the weights of a FeedForward of 4 d_model, as LLaMA.
         """
         d_model = changes.get("d_model", cls.d_model)
-        fields = dict(norm_first=True, norm="rms", activation="swiglu", positions="rope", bias=False, dropout=0.0,
-                      d_ff=swiglu_d_ff(4 * d_model))
+        fields = dict(MODERN_BLOCK, dropout=0.0, d_ff=swiglu_d_ff(4 * d_model))
         return cls(vocab_size, **{**fields, **changes})
 
 

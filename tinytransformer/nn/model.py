@@ -8,6 +8,8 @@
 The logits come from the output projection, which with tie_embeddings is the
 embedding matrix itself: logits = y @ E.T.
 """
+import dataclasses
+
 import numpy as np
 
 from .. import functional as F
@@ -25,11 +27,14 @@ class Model(Module):
     config_class = TransformerConfig     # the config of the model's family (BERT: BERTConfig; vision: VisionConfig)
 
     def check_config(self, config):
-        """config must be the config of the model's family, and its parameters must fit in the memory there is
-        (memory.available_bytes): one line, else."""
+        """config must be the config of the model's family: one line naming both, else; its values must be ones
+        it would have accepted when made (a field set afterwards, positions="foo", is refused here in the config's
+        own line, not built into a model without positions); and its parameters must fit in the memory there is
+        (memory.available_bytes)."""
         if not isinstance(config, self.config_class):
             raise TypeError(f"{type(self).__name__}: config must be a {self.config_class.__name__}, got "
                             f"{type(config).__name__ if isinstance(config, ModelConfig) else repr(config)}")
+        dataclasses.replace(config)                 # runs the config's checks (__post_init__) again
         n = parameter_floor(config)                  # from the config's numbers: nothing allocated yet
         check_fits(np.dtype(config.dtype).itemsize * n,
                    f"storing its parameters (at least {n:,} {config.dtype} numbers)", type(self).__name__)

@@ -9,6 +9,7 @@ These know nothing of Tensors or tapes; tensor.py chains them.
 from .attention import (attention_backward, attention_forward, causal_mask, mask_backward,
                         mask_forward, merge_heads_backward, merge_heads_forward, padding_mask,
                         split_heads_backward, split_heads_forward)
+from .attention_fast import attention_backward_fast, attention_forward_fast
 from .basic import (add_backward, add_forward, div_backward, div_forward, dropout_backward,
                     dropout_forward, exp_backward, exp_forward, gelu_backward, gelu_forward,
                     log_backward, log_forward, matmul_backward, matmul_forward, mean_backward,

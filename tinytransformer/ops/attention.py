@@ -1,5 +1,8 @@
 """Masks, scaled dot-product attention (one fused op), and splitting into heads.
 
+Attention is written here plainly, line by line as it is derived (the form an edition blanks and the
+grader grades); attention_fast.py is its twin for speed, which the training loop runs.
+
 Masks are boolean and True means "may attend" (keep), as in PyTorch's
 scaled_dot_product_attention. Masking is by selection: a masked score becomes
 -inf before the softmax, so its probability is exactly zero.
@@ -9,12 +12,7 @@ import math
 import numpy as np
 
 from .checks import check_finite, check_float, check_ids, check_integer, check_mask
-from .softmax import softmax_backward, softmax_into
-
-# About how much of the (T_q, T_k) arrays attention works on at a time: of 0.5 to 8 MiB, 2 MiB was the fastest
-# at lengths 129 and 257 (benchmarks/results/speed_idioms.json)
-CACHE_BYTES = 2 * 2**20
-
+from .softmax import softmax_backward, softmax_forward
 
 def causal_mask(T, start=0):
     """(T, T) keep-mask, True on and below the diagonal: position t sees 0..t.
@@ -61,7 +59,18 @@ def attention_forward(q, k, v, keep=None, scale=None):
     Returns out (..., T_q, d_v), cache; the cache (q, k, v, probs, scale) holds the
     attention probabilities probs (..., T_q, T_k), which F.attention also returns.
     A query whose every key is masked gets probabilities of zero and an output of zero.
+    (The plain form, the one to read; the training loop runs attention_fast.py's twin, the same numbers.)
     """
+    scale = check_attention(q, k, v, keep, scale)
+    scores = (q * scale) @ k.swapaxes(-1, -2)              # (..., T_q, T_k) = q @ k.T * scale, scaling q
+    if keep is not None:
+        scores = np.where(keep, scores, -np.inf)           # a masked score is -inf: its probability is 0
+    probs, _ = softmax_forward(scores)                     # (..., T_q, T_k): A = softmax(S), row by row
+    return probs @ v, (q, k, v, probs, scale)              # out (..., T_q, d_v)
+
+
+def check_attention(q, k, v, keep, scale):
+    """The checks of attention's inputs, one line each -> the scale (1/sqrt(d_k) if None)."""
     check_float("attention", q=q, k=k, v=v)
     if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
         raise ValueError(f"attention: q, k, v need the same number (>= 2) of axes, got {q.shape}, {k.shape}, {v.shape}")
@@ -72,47 +81,12 @@ def attention_forward(q, k, v, keep=None, scale=None):
     if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         raise ValueError(f"attention: q, k, v must share their leading (batch, head) axes, "
                          f"got {q.shape[:-2]}, {k.shape[:-2]}, {v.shape[:-2]}")
-    scores_shape = q.shape[:-1] + (k.shape[-2],)
     if keep is not None:
-        check_mask("attention", keep, scores_shape)
+        check_mask("attention", keep, q.shape[:-1] + (k.shape[-2],))
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     check_finite("attention", "scale", scale)
-    probs = np.empty(scores_shape, np.result_type(q, k))  # (..., T_q, T_k), filled a few sequences at a time
-    masked = None if keep is None else np.broadcast_to(~keep, scores_shape)   # True where a score is masked
-    out = [_forward_rows(q[rows], k[rows], v[rows], None if keep is None else masked[rows], scale, probs[rows])
-           for rows in _cache_sized_rows(probs)]
-    return _stacked(out), (q, k, v, probs, scale)          # out (..., T_q, d_v)
-
-
-def _forward_rows(q, k, v, masked, scale, probs):
-    """Attention for some rows of the batch; their probabilities are written into probs, their output returned."""
-    # Each (..., T_q, T_k) pass costs; the op owns probs, so the product, the mask and the softmax write into it.
-    scores = np.matmul(q * scale, k.swapaxes(-1, -2), out=probs)   # = q @ k.T * scale, scaling T_q x d_k
-    if masked is not None:
-        np.copyto(scores, -np.inf, where=masked)           # = np.where(keep, scores, -inf), in place
-    softmax_into(scores, -1, out=scores)                   # A = softmax(scores); masked probs are 0
-    return probs @ v                                       # (..., T_q, d_v)
-
-
-def _cache_sized_rows(scores):
-    """Slices of the first axis of scores (..., T_q, T_k): as many as CACHE_BYTES needs, the rows shared out
-    evenly, so that a slice holds at most CACHE_BYTES and one row more.
-
-    A whole batch's (T_q, T_k) arrays outgrow the core's cache at long lengths, and then each pass over them
-    waits on memory; a few sequences at a time, every pass stays in the cache. Each sequence's numbers are the
-    same either way. A 2-axis scores (T_q, T_k), or an empty batch, is one slice.
-    """
-    if scores.ndim < 3 or len(scores) == 0:
-        return [slice(None)]
-    n_slices = max(1, math.ceil(scores.nbytes / CACHE_BYTES))
-    rows = math.ceil(len(scores) / n_slices)                 # the rows shared out evenly
-    return [slice(start, start + rows) for start in range(0, len(scores), rows)]
-
-
-def _stacked(parts):
-    """The parts of the batch's rows as one array (the part itself when there is one)."""
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return scale
 
 
 # Backward, with A = probs and S = the scaled, masked scores:
@@ -123,20 +97,11 @@ def _stacked(parts):
 
 def attention_backward(dout, cache):
     q, k, v, probs, scale = cache
-
-    def gradients(dout, q, k, v, probs):
-        # dv and dk as (small.T @ big).T: the same numbers as big.T @ small, and with the (T_q, T_k)
-        # operand read as it lies in memory BLAS runs them faster (benchmarks/results/speed_idioms.json)
-        dv = (dout.swapaxes(-1, -2) @ probs).swapaxes(-1, -2)  # (..., T_k, d_v) = A.T @ dout
-        dprobs = dout @ v.swapaxes(-1, -2)                     # (..., T_q, T_k)
-        (dS,) = softmax_backward(dprobs, (probs, -1))          # (..., T_q, T_k)
-        dq = dS @ k * scale                                    # (..., T_q, d_k): the scale on T_q x d_k, not on dS
-        dk = (q.swapaxes(-1, -2) @ dS).swapaxes(-1, -2) * scale   # (..., T_k, d_k) = dS.T @ q * scale
-        return dq, dk, dv
-
-    # a few sequences at a time, as the forward, so that every pass over (T_q, T_k) stays in the cache
-    grads = [gradients(dout[rows], q[rows], k[rows], v[rows], probs[rows]) for rows in _cache_sized_rows(probs)]
-    dq, dk, dv = (_stacked(parts) for parts in zip(*grads))   # each as q, k, v
+    dv = probs.swapaxes(-1, -2) @ dout                     # (..., T_k, d_v) = A.T @ dout
+    dprobs = dout @ v.swapaxes(-1, -2)                     # (..., T_q, T_k) = dout @ v.T
+    (dS,) = softmax_backward(dprobs, (probs, -1))          # (..., T_q, T_k)
+    dq = dS @ k * scale                                    # (..., T_q, d_k): the scale on T_q x d_k, not on dS
+    dk = dS.swapaxes(-1, -2) @ q * scale                   # (..., T_k, d_k) = dS.T @ q * scale
     return dq, dk, dv, None
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from .. import functional as F
 from ..memory import check_fits
 from ..nn import TransformerConfig, inference, swiglu_d_ff
+from ..nn.config import MODERN_BLOCK
 from ..vocabulary import EOS, PAD
 from .options import option
 
@@ -43,10 +44,9 @@ from .options import option
 # trained without dropout; every task starts from it (the command line's --d-model and so on).
 CLASSROOM_MODEL = dict(dropout=0.0)
 GPT_STYLE = dict(positions="learned", norm_first=True, activation="gelu")     # GPT-2: pre-LN, GELU
-# LLaMA's block (TransformerConfig.llama_style) with the classroom model's feed-forward weights: SwiGLU's
-# three matrices at 2/3 of the classroom d_ff (nn.swiglu_d_ff(128) = 85) hold as many as its two
-MODERN_STYLE = dict(positions="rope", norm_first=True, norm="rms", activation="swiglu", bias=False,
-                    d_ff=swiglu_d_ff(TransformerConfig.d_ff))
+# The modern block (as TransformerConfig.llama_style) with the classroom model's feed-forward weights:
+# SwiGLU's three matrices at 2/3 of the classroom d_ff (nn.swiglu_d_ff(128) = 85) hold as many as its two
+MODERN_STYLE = dict(MODERN_BLOCK, d_ff=swiglu_d_ff(TransformerConfig.d_ff))
 BERT_STYLE = dict(positions="learned", norm_first=False, activation="gelu")   # BERT: post-LN, GELU
 
 
@@ -150,6 +150,13 @@ class Task(abc.ABC):
         """(the model's inputs, key labels, query labels) of one held-out example, for `train --plot`'s attention
         map; None (this default): --plot draws the loss curve alone."""
         return None
+
+    @classmethod
+    def model_styles(cls):
+        """The config fields of the task's model for each choice of its options, for train --help: {the flags
+        that choose it ("" for the defaults): model_style}. A task whose model_style depends on an option
+        (text's --block) lists each."""
+        return {"": cls.model_style}
 
     def config(self, **changes):
         """The classroom model for this task, a config of its model's family; changes override (d_model=32, ...)."""

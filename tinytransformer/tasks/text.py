@@ -166,6 +166,10 @@ class TextTask(Task):
         """The config fields of the block: GPT-2's or the modern one's."""
         return BLOCKS[self.block]
 
+    @classmethod
+    def model_styles(cls):
+        return {("" if block == cls.block else f"--block {block}"): style for block, style in BLOCKS.items()}
+
     @property
     def characters_per_token(self):
         """Characters per held-out target token: 1 for characters, about 2 to 3 for BPE."""

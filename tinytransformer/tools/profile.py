@@ -9,7 +9,7 @@ clock (with one BLAS thread; more threads add theirs up).
 """
 import time
 
-from ..tensor import Tape
+from ..tensor import Tape, op_name
 
 
 class ProfilingTape(Tape):
@@ -28,7 +28,7 @@ class ProfilingTape(Tape):
     def run_forward(self, forward, arrays, options):
         start = self.clock()
         result = super().run_forward(forward, arrays, options)
-        self._add(forward.__name__.removesuffix("_forward"), "forward", self.clock() - start)
+        self._add(op_name(forward), "forward", self.clock() - start)
         return result
 
     def run_backward(self, record, dout):
