@@ -78,11 +78,13 @@ def check_fits(n_bytes, what, who):
 
 def parameter_floor(config, embeds_tokens=True):
     """A lower bound on the parameters any model of config has: in each layer the four attention
-    projections and the two feed-forward matrices, and the token embedding (embeds_tokens: a config with a
-    vocab_size; the vision encoder's has none)."""
+    projections (W_k and W_v as wide as the key/value heads: fewer with grouped-query attention) and the two
+    feed-forward matrices, and the token embedding (embeds_tokens: a config with a vocab_size; the vision
+    encoder's has none)."""
     d = config.d_model
+    d_kv = (config.n_kv_heads or config.n_heads) * (d // config.n_heads)      # the keys' and values' width
     vocabulary = getattr(config, "vocab_size", 0) if embeds_tokens else 0
-    return vocabulary * d + config.n_layers * (4 * d * d + 2 * d * config.d_ff)
+    return vocabulary * d + config.n_layers * (2 * d * d + 2 * d * d_kv + 2 * d * config.d_ff)
 
 
 def training_floor(config, batch_size):
