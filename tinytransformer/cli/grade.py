@@ -168,7 +168,7 @@ def run(args):
         raise BadInput(str(error)) from None
     drawn = secrets.randbelow(2 ** 63) if args.seed is None else args.seed
     print(f"grading {len(args.submissions)} submission{'s' * (len(args.submissions) != 1)}: cases drawn with "
-          f"seed {drawn} (--seed {drawn} draws them again), sandbox: {box.kind}" +
+          f"seed {drawn} (--seed {drawn} draws them again), sandbox: {box.describe()}" +
           ("; WARNING: no sandbox, the students' code runs with your rights" if box.kind == "none" else ""))
     print(f"{note}: {', '.join(points)}", flush=True)
     jobs = 1 if box.kind == "user" else args.jobs          # one uid for every submission: one at a time
