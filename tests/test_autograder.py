@@ -145,8 +145,8 @@ def test_an_upload_that_is_no_edition_is_told_what_to_upload(autograder):
     found = results(root)
     assert found["score"] == 0 and found["output"].startswith("Not graded: ")
     told = found["output"]                                      # ours, or the reader's own words for it
-    assert told.endswith(" What to upload: your whole edition as one .zip: the folder that holds pyproject.toml "
-                         "and tinytransformer/, zipped.") or "upload your edition" in told
+    assert told.endswith(" What to upload: handin.zip, which `python -m tinytransformer handin` writes in your "
+                         "edition (its tinytransformer/ folder, zipped, without .venv).") or "upload your edition" in told
 
 
 def descendants(pid):

@@ -8,13 +8,13 @@ files it writes: each command writes its files before it prints its results.
 import os
 import sys
 
-from .cli import assignment, check, grade, train, translate
+from .cli import assignment, check, grade, handin, train, translate
 from .cli.common import BadInput, Parser
 from .course.edition import EditionError
 from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
 
-COMMANDS = (train, translate, check, assignment, grade)     # each: add_parser(commands), which sets the command's run
+COMMANDS = (train, translate, check, assignment, grade, handin)     # each: add_parser(commands), which sets the command's run
 
 
 def main(argv=None):

@@ -29,8 +29,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCRIPTS = ("setup.sh", "run_autograder")
 
 # What a student whose upload cannot be read is told, unless the reader's message says it already.
-UPLOAD = ("What to upload: your whole edition as one .zip: the folder that holds pyproject.toml and "
-          "tinytransformer/, zipped.")
+UPLOAD = ("What to upload: handin.zip, which `python -m tinytransformer handin` writes in your edition (its "
+          "tinytransformer/ folder, zipped, without .venv).")
 
 
 class AutograderError(Exception):
