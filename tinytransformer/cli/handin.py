@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .common import BadInput, say
 from ..course.edition import OPS, TAPE_FILE, op_files
-from ..course.reading import SOURCE_LIMIT, ZIP_LIMIT, BadSubmission, hidden, read_submission
+from ..course.reading import SOURCE_LIMIT, ZIP_LIMIT, BadSubmission, hidden, not_utf8, read_submission
 from ..files import atomic_write
 
 PACKAGE = "tinytransformer"
@@ -91,6 +91,9 @@ def run(args):
         found = read_submission(output, wanted)
     except BadSubmission as error:
         raise BadInput(f"wrote {output}, but the grader would refuse it: {error}") from None
+    for name, data in found.items():
+        if not_utf8(data):
+            raise BadInput(f"wrote {output}, but the grader would not read {name}: {not_utf8(data)}; delete that line")
     if size > ZIP_LIMIT:
         raise BadInput(f"wrote {output}, {size / 2 ** 20:.0f} MiB: over the grader's {ZIP_LIMIT // 2 ** 20} MiB; "
                        f"what is large in tinytransformer/ is not the library's")

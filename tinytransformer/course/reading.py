@@ -17,8 +17,9 @@ entries than the end record says. A symbolic link anywhere in a submission
 (the path itself, a file or folder in it, a zip entry) is refused: it could
 point at a classmate's edition or the instructor's own. So is a file read
 that has other hard links (the same file under another name, a classmate's
-perhaps), and a source file that declares an encoding other than UTF-8 (a
-`# coding: punycode` line costs the grader seconds of decoding). What a
+perhaps). not_utf8() names a source file that declares an encoding other
+than UTF-8 (a `# coding: punycode` line costs seconds of decoding), from
+its bytes: submission.py makes it that file's error. What a
 student's folder may hold beside the edition and is never an edition, a
 virtual environment (.venv, or any folder holding pyvenv.cfg), caches
 (__pycache__), .git and other hidden folders, is skipped unread. Every way
@@ -57,25 +58,22 @@ def read_submission(path, wanted):
         raise BadSubmission(f"{path} is a symbolic link: a submission is the folder or zip itself")
     kind = file_kind(path)
     if kind == "folder":
-        files = read_folder(path, wanted)
-    elif kind != "file":
+        return read_folder(path, wanted)
+    if kind != "file":
         raise BadSubmission(f"{path} is {kind}, not an edition folder or a .zip; {WHAT_TO_UPLOAD}")
-    else:
-        files = read_zip(path, wanted)
-    for name, data in files.items():
-        utf8_only(data, f"{path}: {name}")
-    return files
+    return read_zip(path, wanted)
 
 
-def utf8_only(data, shown):
-    """BadSubmission if a source file declares an encoding other than UTF-8 (Python would decode it so)."""
+def not_utf8(data):
+    """'' for source bytes that declare no encoding or UTF-8; else why they are refused, in words (an encoding
+    such as punycode costs seconds to decode, so it is refused from the bytes, before any decoding)."""
     for number, line in enumerate(data.split(b"\n")[:2], 1):
         found = CODING.match(line)
         if found:
             name = found.group(1).decode("ascii", errors="replace").lower().replace("_", "-")
             if name != "utf8" and not name.startswith("utf-8"):
-                raise BadSubmission(f"{shown} declares its encoding as {name[:40]} (line {number}): an edition's "
-                                    "files are UTF-8; delete that line")
+                return f"it declares its encoding as {name[:40]} (line {number}): an edition's files are UTF-8"
+    return ""
 
 
 def file_kind(path):
