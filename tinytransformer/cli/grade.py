@@ -186,7 +186,7 @@ def run(args):
     if args.csv:
         write_atomically(args.csv, as_csv(graded, list(points)))
     if args.gradescope:
-        write_atomically(args.gradescope, json.dumps(gradescope_results(graded[0], points), indent=1) + "\n")
+        write_atomically(args.gradescope, json.dumps(gradescope_results(graded[0], points, drawn), indent=1) + "\n")
     return 0
 
 
