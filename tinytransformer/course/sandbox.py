@@ -30,6 +30,7 @@ nothing the student's Python could not. Limits on the process itself
 student code runs.
 """
 import ctypes
+import errno
 import functools
 import os
 import shutil
@@ -77,7 +78,8 @@ class Sandbox:
         return f"Sandbox({self.kind!r})"
 
     def describe(self):
-        """The kind, and in a few words what this one cannot promise ('' to add when it promises all)."""
+        """The kind, with what this one cannot promise in a few words when there is something (for grade's first
+        line)."""
         if self.kind == "bubblewrap" and os.geteuid() == 0 and not self.as_nobody:
             return (f"bubblewrap (as uid 0 on the host, without capabilities: uid {NOBODY} cannot reach this "
                     "Python, so files only root may read in what the sandbox shows are readable to it)")
@@ -125,7 +127,7 @@ class Confinement:
             os.setresgid(self.uid, self.uid, self.uid)
             os.setresuid(self.uid, self.uid, self.uid)
         if "keyctl" in self.numbers:
-            self.call("syscall", self.numbers["keyctl"], KEYCTL_JOIN_SESSION_KEYRING, None)
+            self.call("syscall", self.numbers["keyctl"], KEYCTL_JOIN_SESSION_KEYRING, None, allow=(errno.ENOSYS,))
         if self.program is not None:
             self.call("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)       # after setresuid, which clears it
             if os.getppid() != self.parent:                                      # the parent died before it
@@ -133,10 +135,13 @@ class Confinement:
             self.call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             self.call("prctl", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.program), 0, 0)
 
-    def call(self, name, *arguments):
+    def call(self, name, *arguments, allow=()):
+        """The C library's function name on arguments; OSError if it fails with an errno not in allow (ENOSYS for
+        a kernel without keyrings: nothing to reach then)."""
         if getattr(self.libc, name)(*arguments) == -1:
             error = ctypes.get_errno()
-            raise OSError(error, f"{name}: {os.strerror(error)}")
+            if error not in allow:
+                raise OSError(error, f"{name}: {os.strerror(error)}")
 
 
 class SockFprog(ctypes.Structure):
@@ -161,9 +166,11 @@ def bwrap_command(bwrap, argv, read_only, seccomp_fd):
             command += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             command += ["--ro-bind", str(path), str(path)]
-    command += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc",
-                "--ro-bind", "/dev/null", "/proc/keys", "--ro-bind", "/dev/null", "/proc/key-users",   # keys described
-                "--dev", "/dev", "--tmpfs", "/tmp"]
+    command += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc"]
+    for name in ("/proc/keys", "/proc/key-users"):     # the keys it may view, described: covered (a device file on a
+        if os.path.exists(name):                       # mount that allows none: it cannot be opened)
+            command += ["--ro-bind", "/dev/null", name]
+    command += ["--dev", "/dev", "--tmpfs", "/tmp"]
     for path in python_paths():
         command += ["--ro-bind", path, path]
     hidden = hidden_paths()
@@ -249,7 +256,7 @@ def filter_file():
 def probe(box):
     """'' if box can start Python, import NumPy and list a folder made as a grading run makes its own, else what
     went wrong, in a line."""
-    folder = work_folder("tinytransformer-probe-")
+    folder = work_folder("tinytransformer-grade-probe-")        # removed by a later run's sweep if it is killed here
     code = (f"import os, sys; sys.path.insert(0, {str(Path(np.__file__).resolve().parents[1])!r}); import numpy; "
             f"os.listdir({folder!r})")
     try:
