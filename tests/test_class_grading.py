@@ -240,7 +240,7 @@ def test_a_link_to_the_instructors_files_is_refused(batch, tmp_path):
     (folder / FILES["add"]).unlink()
     (folder / FILES["add"]).symlink_to(PACKAGE / "ops" / "basic.py")
     graded = grade_submission(folder, batch, POINTS)
-    assert graded.score == 0 and "links to a file outside the submission" in graded.problem
+    assert graded.score == 0 and "basic.py is a symbolic link" in graded.problem
 
 
 def test_the_student_forward_is_not_used(batch, tmp_path):
@@ -309,8 +309,9 @@ def test_the_command_grades_a_batch_through_bad_input_and_writes_json_and_csv(tm
     result = written["submissions"]
     assert [s["score"] for s in result] == [4, 0, 0, 0] and result[0]["ops"]["softmax"]["status"] == "pass"
     rows = (tmp_path / "g.csv").read_text().splitlines()
-    assert rows[:2] == ["path,score,max_score,softmax,add,review,diagnosis", f"{good},4,4,pass,pass,,"]
-    assert rows[2].startswith(f"{tmp_path / 'missing'},0,4,error,error,,no such file or folder")
+    assert rows[:2] == ["student,path,score,max_score,softmax,add,review,diagnosis", f"good,{good},4,4,pass,pass,,"]
+    assert rows[2].startswith(f"missing,{tmp_path / 'missing'},0,4,error,error,,no such file or folder")
+    assert rows[4].startswith(f"corrupt,{tmp_path / 'corrupt.zip'},0,4,")
 
 
 def test_bad_points_are_one_line(tmp_path, capsys):
@@ -375,7 +376,7 @@ def test_grade_replaces_its_own_outputs_and_others_with_force(tmp_path, capsys):
     roster.write_text("name\nalice\n")
     assert main(["grade", str(tmp_path / "missing"), "--points", str(points), "--csv", str(roster), "--force",
                  *sandbox_flags()]) == 0
-    assert roster.read_text().startswith("path,score,max_score")
+    assert roster.read_text().startswith("student,path,score,max_score")
 
 
 # A hostile class through the command line: each submission graded as it deserves, the rest of the class graded.

@@ -1,5 +1,6 @@
 """`python -m tinytransformer grade SUBMISSION...`: grade a class's backward passes with this installed library."""
 import csv
+import functools
 import io
 import json
 import math
@@ -144,10 +145,11 @@ def is_gradescope_json(path):
 
 
 def is_class_csv(path):
-    """True if path holds the CSV grade --csv writes (its header begins path,score,max_score)."""
+    """True if path holds the CSV grade --csv writes (its header begins student,path,score,max_score; before the
+    student column, path,score,max_score)."""
     try:
         with open(path, encoding="utf-8") as f:
-            return f.readline().startswith("path,score,max_score")
+            return f.readline().startswith(("student,path,score,max_score", "path,score,max_score"))
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -237,18 +239,57 @@ def as_json(g):
 
 
 def as_csv(graded, ops):
-    """The graded submissions as CSV text, one row each: path, score, max_score, each op's status, then two
-    columns of text: review (each flagged op, why) and diagnosis (each op's, or why it was not graded). One
-    column each, not one per op: a row stays a screen wide, and a filter on review finds the ones to read."""
+    """The graded submissions as CSV text, one row each: the student (what a gradebook matches on: students()),
+    path, score, max_score, each op's status, then two columns of text: review (each flagged op, why) and
+    diagnosis (each distinct diagnosis once, after the ops that share it, or why it was not graded). One column
+    each, not one per op: a row stays a screen wide, and a filter on review finds the ones to read."""
     text = io.StringIO()
     writer = csv.writer(text)
-    writer.writerow(["path", "score", "max_score"] + ops + ["review", "diagnosis"])
+    writer.writerow(["student", "path", "score", "max_score"] + ops + ["review", "diagnosis"])
+    names = students([g.path for g in graded])
     for g in graded:
         review = "; ".join(f"{op}: {g.ops[op].review}" for op in ops if g.ops[op].review)
-        diagnosis = g.problem or "; ".join(f"{op}: {g.ops[op].diagnosis}" for op in ops if g.ops[op].diagnosis)
-        writer.writerow([g.path, f"{g.score:g}", f"{g.max_score:g}"] + [g.ops[op].status for op in ops]
-                        + [review, diagnosis])
+        shared = {}
+        for op in ops:
+            if g.ops[op].diagnosis:
+                shared.setdefault(g.ops[op].diagnosis, []).append(op)
+        diagnosis = g.problem or "; ".join(f"{', '.join(sharing)}: {said}" for said, sharing in shared.items())
+        writer.writerow([names[g.path], g.path, f"{g.score:g}", f"{g.max_score:g}"]
+                        + [g.ops[op].status for op in ops] + [review, diagnosis])
     return text.getvalue()
+
+
+def students(paths):
+    """{path: the student}: from a Gradescope export's submission_metadata.yml beside a submission_ID folder, the
+    first submitter's email (else SID, else name); otherwise the folder's name or the zip's, without .zip."""
+    found = {}
+    for path in paths:
+        where = Path(path)
+        exported = gradescope_export(str(where.parent / "submission_metadata.yml"))
+        found[path] = exported.get(where.name) or (where.stem if where.suffix.lower() == ".zip" else where.name)
+    return found
+
+
+@functools.cache
+def gradescope_export(path):
+    """{'submission_ID': email, SID or name} read from a Gradescope export's submission_metadata.yml ({} if none):
+    its lines only, no YAML library (a key line 'submission_ID:', then ':email:', ':sid:', ':name:' lines)."""
+    try:
+        with open_regular(path, path) as f:
+            lines = f.read(POINTS_LIMIT * 8).decode("utf-8", errors="replace").splitlines()
+    except BadSubmission:
+        return {}
+    found, key, fields = {}, None, {}
+    for line in lines + ["end:"]:
+        if line and not line[0].isspace() and line.rstrip().endswith(":"):
+            if key and fields:
+                found[key] = next(fields[k] for k in (":email:", ":sid:", ":name:") if k in fields)
+            key, fields = line.rstrip()[:-1].strip("'\""), {}
+            continue
+        words = line.strip().lstrip("- ").split(" ", 1)
+        if key and len(words) == 2 and words[0] in (":email:", ":sid:", ":name:") and words[0] not in fields:
+            fields[words[0]] = words[1].strip().strip("'\"")
+    return found
 
 
 def write_atomically(path, text):

@@ -155,7 +155,7 @@ def read_folder(folder, wanted):
     files = {}
     for w, name in located(names, root, form, wanted).items():
         real = os.path.realpath(folder / name)
-        if not real.startswith(top.rstrip(os.sep) + os.sep):   # a link to another tree, the instructor's own files
+        if not real.startswith(top.rstrip(os.sep) + os.sep):   # a link put in since folder_names looked
             raise BadSubmission(f"{folder}: {name} links to a file outside the submission")
         files[w] = read_bounded(folder / name, f"{folder}: {name}")
     return files
