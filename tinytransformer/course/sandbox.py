@@ -82,7 +82,8 @@ class Sandbox:
         line)."""
         if self.kind == "bubblewrap" and os.geteuid() == 0 and not self.as_nobody:
             return (f"bubblewrap (as uid 0 on the host, without capabilities: uid {NOBODY} cannot reach this "
-                    "Python, so files only root may read in what the sandbox shows are readable to it)")
+                    "Python or the temporary folder, so files only root may read in what the sandbox shows are "
+                    "readable to it)")
         if self.kind == "user" and self.network:
             return "user (no network namespace here: the students' code can reach the network)"
         return self.kind
