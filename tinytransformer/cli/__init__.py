@@ -7,5 +7,6 @@
     check.py        python -m tinytransformer check [--ops NAME[,NAME]]
     assignment.py   python -m tinytransformer assignment DIR
     grade.py        python -m tinytransformer grade SUBMISSION...
+    handin.py       python -m tinytransformer handin: the zip a student uploads
     common.py       what every command shares: BadInput, the one-line Parser
 """
