@@ -275,3 +275,42 @@ def test_numpy_inside_a_hidden_site_packages_is_bound_and_nothing_beside_it(debi
         assert (status, out) == (0, "['numpy'] numpy\n")
     finally:
         shutil.rmtree(tree)
+
+
+@pytest.mark.slow
+def test_a_tree_left_by_grade_killed_with_sigkill_is_removed_by_the_next_grade(tmp_path):
+    """kill -9 runs no cleanup: the grading run's temporary tree (the stub package, the cases) stays behind, and
+    the next `grade` removes it before it makes its own."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_class_grading import library_files, with_function, write
+    looping = with_function(library_files(), "add", "def add_backward(dout, cache):\n    while True:\n        pass\n")
+    submission = write(tmp_path / "looping", looping)
+    (tmp_path / "points.json").write_text('{"add": 1}')
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {"PYTHONPATH": str(Path(sandbox.__file__).parents[2]), "TMPDIR": str(temporary), "PATH": os.environ["PATH"],
+           "OPENBLAS_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "tinytransformer", "grade", "--points", str(tmp_path / "points.json")]
+    flags = [] if sandbox.choose(allow_none=True).kind != "none" else ["--no-sandbox"]
+    grade = subprocess.Popen([*command, str(submission), *flags], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(600):
+            trees = [p for p in temporary.glob("tinytransformer-grade-*") if (p / "inputs").is_dir()]
+            if trees:
+                break
+            time.sleep(0.1)
+        assert trees, "grade made no temporary tree"
+        time.sleep(1)
+        os.kill(grade.pid, signal.SIGKILL)
+        grade.wait()
+    finally:
+        try:
+            os.killpg(grade.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert trees[0].is_dir()                                     # left behind
+    done = subprocess.run([*command, str(tmp_path / "missing"), *flags], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not trees[0].exists() and not list(temporary.iterdir())
