@@ -188,7 +188,8 @@ def test_what_the_command_execs_keeps_its_uid_and_filter(debian_python):
     code = """
         import os
         os.execv("/usr/bin/python3", ["python3", "-I", "-S", "-c",
-                 "import os\\ntry:\\n    os.fork()\\n    print('fork allowed')\\nexcept OSError:\\n    print('fork refused')\\n"
+                 "import os\\ntry:\\n    os.fork()\\n    print('fork allowed')\\n"
+                 "except OSError:\\n    print('fork refused')\\n"
                  "print('uid', os.getuid(), os.geteuid())\\n"
                  "print([l for l in open('/proc/self/status') if l.startswith('NoNewPrivs')][0].split()[1])"])
     """
@@ -270,7 +271,8 @@ def test_numpy_inside_a_hidden_site_packages_is_bound_and_nothing_beside_it(debi
         monkeypatch.setattr(sandbox, "hidden_paths", lambda: [str(packages)])
         monkeypatch.setattr(sandbox, "numpy_paths", lambda: [str(packages / "numpy")])
         monkeypatch.setattr(sandbox, "python_paths", lambda: [str(tree)])          # bound, as a pyenv build is
-        code = f"import os, sys; sys.path.insert(0, {str(packages)!r}); import numpy; print(sorted(os.listdir({str(packages)!r})), numpy.NAME)"
+        code = (f"import os, sys; sys.path.insert(0, {str(packages)!r}); import numpy; "
+                f"print(sorted(os.listdir({str(packages)!r})), numpy.NAME)")
         status, out = run(sandbox.Sandbox("bubblewrap", BWRAP), code)
         assert (status, out) == (0, "['numpy'] numpy\n")
     finally:
