@@ -108,11 +108,13 @@ class Sandbox:
 class Confinement:
     """What the forked process does before it runs the command (Popen's preexec_fn): a network namespace of its
     own, uid and gid 65534 with no other group, a fresh session keyring, death with its parent, the seccomp
-    filter. Everything it needs is made here, before the fork; a step that fails stops the command (OSError)."""
+    filter. Everything it needs is made here, before the fork (the C functions looked up too: the forked child of
+    a threaded grade should allocate as little as it can); a step that fails stops the command (OSError)."""
 
     def __init__(self, uid=None, own_network=False, seccomp=False):
         self.uid, self.own_network, self.parent = uid, own_network, os.getpid()
         self.libc = ctypes.CDLL(None, use_errno=True)
+        self.functions = {name: getattr(self.libc, name) for name in ("unshare", "syscall", "prctl")}
         self.numbers = SECCOMP.get(os.uname().machine, (0, {}))[1]
         self.program = None
         if seccomp:
@@ -139,7 +141,7 @@ class Confinement:
     def call(self, name, *arguments, allow=()):
         """The C library's function name on arguments; OSError if it fails with an errno not in allow (ENOSYS for
         a kernel without keyrings: nothing to reach then)."""
-        if getattr(self.libc, name)(*arguments) == -1:
+        if self.functions[name](*arguments) == -1:
             error = ctypes.get_errno()
             if error not in allow:
                 raise OSError(error, f"{name}: {os.strerror(error)}")
