@@ -9,14 +9,14 @@ files it writes: each command writes its files before it prints its results.
 import os
 import sys
 
-from .cli import assignment, check, embed, generate, grade, train, translate
+from .cli import assignment, check, embed, generate, grade, handin, train, translate
 from .cli.common import BadInput, Parser, open_closed_streams, shortened
 from .course.edition import EditionError
 from .files import FULL_DISK, reason
 from .tools.speed_settings import use_speed_settings
 
 PROG = "python -m tinytransformer"
-COMMANDS = (train, translate, check, assignment, grade, generate, embed)   # each: add_parser(commands) sets its run
+COMMANDS = (train, translate, check, assignment, grade, handin, generate, embed)   # each: add_parser(commands) sets its run
 
 
 def main(argv=None):

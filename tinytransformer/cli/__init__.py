@@ -7,6 +7,7 @@
     check.py        python -m tinytransformer check [--ops NAME[,NAME]]
     assignment.py   python -m tinytransformer assignment DIR
     grade.py        python -m tinytransformer grade SUBMISSION...
+    handin.py       python -m tinytransformer handin: the zip a student uploads
     generate.py     python -m tinytransformer generate --weights smollm2-135m-instruct "PROMPT"
     embed.py        python -m tinytransformer embed --weights all-minilm-l6-v2 "SENTENCE" ...
     weights.py      what generate and embed share: the --weights model loaded

@@ -85,7 +85,8 @@ def run(args):
     print(f"next: pip install -e {args.dir}; in it, python -m tinytransformer check grades the student's work")
     if args.autograder:
         print(f"wrote the Gradescope autograder {outputs['--autograder']} ({len(points)} ops, 1 point each): upload "
-              "it as the assignment's autograder; students upload their edition as a .zip")
+              "it as the assignment's autograder; students upload the handin.zip that `python -m tinytransformer "
+              "handin` writes in their edition")
     return 0
 
 

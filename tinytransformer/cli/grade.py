@@ -1,5 +1,6 @@
 """`python -m tinytransformer grade SUBMISSION...`: grade a class's backward passes with this installed library."""
 import csv
+import functools
 import io
 import json
 import math
@@ -145,10 +146,11 @@ def is_gradescope_json(path):
 
 
 def is_class_csv(path):
-    """True if path holds the CSV grade --csv writes (its header begins path,score,max_score)."""
+    """True if path holds the CSV grade --csv writes (its header begins student,path,score,max_score; before the
+    student column, path,score,max_score)."""
     try:
         with open(path, encoding="utf-8") as f:
-            return f.readline().startswith("path,score,max_score")
+            return f.readline().startswith(("student,path,score,max_score", "path,score,max_score"))
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -172,7 +174,7 @@ def run(args):
         raise BadInput(str(error)) from None
     drawn = secrets.randbelow(2 ** 63) if args.seed is None else args.seed
     print(f"grading {len(args.submissions)} submission{'s' * (len(args.submissions) != 1)}: cases drawn with "
-          f"seed {drawn} (--seed {drawn} draws them again), sandbox: {box.kind}" +
+          f"seed {drawn} (--seed {drawn} draws them again), sandbox: {box.describe()}" +
           ("; WARNING: no sandbox, the students' code runs with your rights" if box.kind == "none" else ""))
     print(f"{note}: {', '.join(points)}", flush=True)
     jobs = 1 if box.kind == "user" else args.jobs          # one uid for every submission: one at a time
@@ -192,7 +194,7 @@ def run(args):
         write_result("--csv", args.csv, as_csv(graded, list(points)), args.force)
     if args.gradescope:
         write_result("--gradescope", args.gradescope,
-                     json.dumps(gradescope_results(graded[0], points), indent=1) + "\n", args.force)
+                     json.dumps(gradescope_results(graded[0], points, drawn), indent=1) + "\n", args.force)
     return 0
 
 
@@ -256,25 +258,52 @@ def as_json(g):
 
 
 def as_csv(graded, ops):
-    """The graded submissions as CSV text, one row each: path, score, max_score, student (what a gradebook matches
-    on: the folder's name, or the zip's without .zip), each op's status, then two columns of text: review (each
-    flagged op, why) and diagnosis (each distinct problem once, with the ops it concerns, or why the submission
-    was not graded). One column each, not one per op: a row stays a screen wide, and a filter on review finds the
-    ones to read."""
+    """The graded submissions as CSV text, one row each: the student (what a gradebook matches on: students()),
+    path, score, max_score, each op's status, then two columns of text: review (each flagged op, why) and
+    diagnosis (each distinct problem once, with the ops it concerns, or why the submission was not graded). One
+    column each, not one per op: a row stays a screen wide, and a filter on review finds the ones to read."""
     text = io.StringIO()
     writer = csv.writer(text)
-    writer.writerow(["path", "score", "max_score", "student"] + ops + ["review", "diagnosis"])
+    writer.writerow(["student", "path", "score", "max_score"] + ops + ["review", "diagnosis"])
+    names = students([g.path for g in graded])
     for g in graded:
         review = "; ".join(f"{op}: {g.ops[op].review}" for op in ops if g.ops[op].review)
-        writer.writerow([g.path, f"{g.score:g}", f"{g.max_score:g}", student(g.path)]
+        writer.writerow([names[g.path], g.path, f"{g.score:g}", f"{g.max_score:g}"]
                         + [g.ops[op].status for op in ops] + [review, g.problem or diagnoses(g, ops)])
     return text.getvalue()
 
 
-def student(path):
-    """The name a gradebook knows a submission by: its folder's name, or its zip's name without .zip."""
-    name = Path(path).name
-    return name[:-4] if name.lower().endswith(".zip") else name
+def students(paths):
+    """{path: the student}: from a Gradescope export's submission_metadata.yml beside a submission_ID folder, the
+    first submitter's email (else SID, else name); otherwise the folder's name or the zip's, without .zip."""
+    found = {}
+    for path in paths:
+        where = Path(path)
+        exported = gradescope_export(str(where.parent / "submission_metadata.yml"))
+        found[path] = exported.get(where.name) or (where.stem if where.suffix.lower() == ".zip" else where.name)
+    return found
+
+
+@functools.cache
+def gradescope_export(path):
+    """{'submission_ID': email, SID or name} read from a Gradescope export's submission_metadata.yml ({} if none):
+    its lines only, no YAML library (a key line 'submission_ID:', then ':email:', ':sid:', ':name:' lines)."""
+    try:
+        with open_regular(path, path) as f:
+            lines = f.read(POINTS_LIMIT * 8).decode("utf-8", errors="replace").splitlines()
+    except BadSubmission:
+        return {}
+    found, key, fields = {}, None, {}
+    for line in lines + ["end:"]:
+        if line and not line[0].isspace() and line.rstrip().endswith(":"):
+            if key and fields:
+                found[key] = next(fields[k] for k in (":email:", ":sid:", ":name:") if k in fields)
+            key, fields = line.rstrip()[:-1].strip("'\""), {}
+            continue
+        words = line.strip().lstrip("- ").split(" ", 1)
+        if key and len(words) == 2 and words[0] in (":email:", ":sid:", ":name:") and words[0] not in fields:
+            fields[words[0]] = words[1].strip().strip("'\"")
+    return found
 
 
 def diagnoses(g, ops):

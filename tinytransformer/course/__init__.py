@@ -10,6 +10,7 @@
     stubs.py           a backward pass's stub, made with ast from the library's own source
     stub_notes.py      what each stub's docstring adds: special cases, the notebook that derives it
     edition.py         the student edition: the project copied with its backward passes blank
+    answers.py         what a backward pass computes, recognised under other names: a notebook line leaves the edition
     reading.py         a submission read without trusting it: its edition found, every file read with bounds
     parsing.py         its files compiled, where each function is defined, what calls for review: a process of its own
     submission.py      a class graded: only the students' backward passes taken, judged here

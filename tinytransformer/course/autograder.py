@@ -3,8 +3,11 @@
     python -m tinytransformer assignment DIR [--ops ...] [--tape] --autograder    # also writes DIR-autograder.zip
 
 The zip holds the instructor's tinytransformer as a wheel (built from the files git tracks), the points of the
-ops the edition asks for, a secret seed (only here, never in an edition: the grading cases drawn from it cannot
-be looked up by code the students have) and Gradescope's two scripts. setup.sh makes a virtual environment in
+ops the edition asks for and Gradescope's two scripts; no seed: every submission's cases are drawn from a fresh
+secret seed, so what one upload learns of its cases (a message, its feedback) is of no use to the next, its own
+or a classmate's. The seed goes in results.json's extra_data and the grader's output, which Gradescope shows the
+instructor only, so a grade can be reproduced (`grade --seed N`); never in the student's feedback, each test's
+text capped at FEEDBACK characters of one printable line. setup.sh makes a virtual environment in
 /autograder/venv (so that a Python that refuses system-wide installs, "externally managed" as Debian 12's and
 Ubuntu 23.04's, works too) and installs the wheel with its grading extra there. run_autograder grades
 /autograder/submission with `python -m tinytransformer grade` and always leaves /autograder/results/results.json:
@@ -12,7 +15,6 @@ when the grader dies, is killed or runs out of time, a score of 0 with the reaso
 AUTOGRADER_ROOT (default /autograder), so the zip can be tried on a fake tree.
 """
 import json
-import secrets
 import shutil
 import subprocess
 import sys
@@ -29,22 +31,20 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCRIPTS = ("setup.sh", "run_autograder")
 
 # What a student whose upload cannot be read is told, unless the reader's message says it already.
-UPLOAD = ("What to upload: your whole edition as one .zip: the folder that holds pyproject.toml and "
-          "tinytransformer/, zipped.")
+UPLOAD = ("What to upload: handin.zip, which `python -m tinytransformer handin` writes in your edition (its "
+          "tinytransformer/ folder, zipped, without .venv).")
 
 
 class AutograderError(Exception):
     """The autograder cannot be built: the message says why, in one line."""
 
 
-def build_autograder(path, points, files=None, project=PROJECT, seed=None):
-    """Write the autograder zip to path, atomically: setup.sh, run_autograder, points.json, seed and the wheel.
+def build_autograder(path, points, files=None, project=PROJECT):
+    """Write the autograder zip to path, atomically: setup.sh, run_autograder, points.json and the wheel.
 
-    files: the project's files the wheel is built from (default: every file of tinytransformer/); seed: the
-    grading cases' secret seed (default: a fresh one from the operating system's randomness).
+    files: the project's files the wheel is built from (default: every file of tinytransformer/).
     """
     path, project = Path(path), Path(project)
-    seed = secrets.randbits(63) if seed is None else seed
     with tempfile.TemporaryDirectory() as scratch:
         wheel = build_wheel(project, Path(scratch), files)
 
@@ -55,7 +55,6 @@ def build_autograder(path, points, files=None, project=PROJECT, seed=None):
                     info.external_attr = 0o755 << 16                   # executable, as Gradescope needs
                     z.writestr(info, (TEMPLATES / name).read_text())
                 z.writestr("points.json", json.dumps(points, indent=1) + "\n")
-                z.writestr("seed", f"{seed}\n")
                 z.write(wheel, wheel.name)
         atomic_write(path, write)
     return path
@@ -83,14 +82,25 @@ def build_wheel(project, scratch, files=None):
     return wheels[0]
 
 
-def gradescope_results(graded, points):
-    """results.json of one submission (submission.Graded), in Gradescope's format: one test per op."""
+FEEDBACK = 600          # characters of one test's text in the student's feedback: a diagnosis, not a data dump
+
+
+def gradescope_results(graded, points, seed):
+    """results.json of one submission (submission.Graded), in Gradescope's format: one test per op, each test's
+    text one printable line of FEEDBACK characters at most; the seed in extra_data, for the instructor."""
     tests = [{"name": op, "score": points[op] if r.status == "pass" else 0.0, "max_score": points[op],
               "visibility": "visible",
-              "output": r.status + (f": {r.diagnosis}" if r.diagnosis else "")
-              + (f"\nflagged for an instructor's review: {r.review}" if r.review else "")}
+              "output": capped(r.status + (f": {r.diagnosis}" if r.diagnosis else ""))
+              + (f"\nflagged for an instructor's review: {capped(r.review)}" if r.review else "")}
              for op, r in graded.ops.items()]
-    result = {"score": graded.score, "tests": tests}
+    result = {"score": graded.score, "tests": tests, "extra_data": {"seed": seed}, "stdout_visibility": "hidden"}
     if graded.problem:
-        result["output"] = f"Not graded: {graded.problem}." + ("" if "upload" in graded.problem else f" {UPLOAD}")
+        problem = capped(graded.problem)
+        result["output"] = f"Not graded: {problem}." + ("" if "upload" in problem else f" {UPLOAD}")
     return result
+
+
+def capped(text):
+    """text as one printable line of FEEDBACK characters at most (what a student's code raised may be anything)."""
+    line = "".join(c if c.isprintable() else " " for c in str(text))
+    return line if len(line) <= FEEDBACK else line[:FEEDBACK - 25] + " ... (cut: too long to show)"

@@ -10,9 +10,11 @@ empty. In the copy, the body of every backward pass in tinytransformer/ops/
 (stubs.py); --tape blanks Tape.backward, the tape's replay, too. Each notebook
 loses its solutions: the cells from the first one tagged "solution" to the
 end, with their "Solutions" heading. Its exercise and check cells are cleared,
-and so is any output that prints a backward pass's source; every other output
-stays. What would hand the answers over is left out (LEFT_OUT), and a README
-for students goes above the project's.
+and so is any output that prints a backward pass's source; a line of a
+teaching cell that prints a blank backward pass's answer (answers.py
+recognises it under other names) is left out, with that cell's outputs;
+every other output stays. What would hand the answers over is left out
+(LEFT_OUT), and a README for students goes above the project's.
 
 A week's edition (--ops): the other ops' backward passes stay the library's, so
 that the models train, but a kept backward pass that calls a blank one loses
@@ -34,6 +36,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .answers import answer_forms, without_answers
 from .grader import PROJECT, op_names
 from .stubs import backward_names, stub_source, without_derivations
 
@@ -60,6 +63,9 @@ LEFT_OUT = {
     "tests/test_what_python_runs.py": "grades submissions against the library's own backward passes",
     "tests/test_wire.py": "grades submissions against the library's own backward passes",
     "tests/test_sandbox.py": "attacks the instructor's grader with the library's own backward passes",
+    "tests/test_grade_perimeter_sandbox.py": "grades with the library's own backward passes, as test_sandbox.py",
+    "tests/test_grade_perimeter_gradescope.py": "builds the instructor's autograder from the instructor's copy",
+    "tests/test_grade_perimeter_edition.py": "quotes the silu derivative an edition leaves out of notebook 17",
     "tests/test_autograder.py": "builds the instructor's autograder from the instructor's copy",
     "tests/test_assignment.py": "builds editions from the instructor's git checkout",
     "tests/test_ops_attention.py": "spells the mask's backward out as its expected value",
@@ -144,8 +150,9 @@ def build_edition(target, ops=None, tape=False, hide=(), files=None, project=PRO
             kept = callers(source, blanked)                # attention's derivation spells softmax's backward
             if path in blanks or kept:
                 (building / path).write_text(without_derivations(source, kept))
+        answers = answer_forms(blanked, project)           # a teaching cell may print one (notebook 17's silu)
         for notebook in sorted((building / "notebooks").glob("*.ipynb")):
-            notebook.write_text(student_notebook(notebook.read_text()))
+            notebook.write_text(student_notebook(notebook.read_text(), answers))
         stubs = stub_lines(building, blanks)
         readme = building / "README.md"
         readme.write_text(student_readme([s for s in stubs if s[0] not in later], tape,
@@ -233,8 +240,9 @@ def stub_lines(edition, blanks):
                   if item[0].removesuffix("_backward") in order else len(order))
 
 
-def student_notebook(text):
-    """A notebook (its .ipynb JSON) without its solutions, its exercise and check cells cleared."""
+def student_notebook(text, answers=None):
+    """A notebook (its .ipynb JSON) without its solutions, its exercise and check cells cleared, and without the
+    lines that print or evaluate one of `answers` ({form: backward pass}, answers.without_answers)."""
     notebook = json.loads(text)
     cells = notebook["cells"]
     tags = [set(cell.get("metadata", {}).get("tags", [])) for cell in cells]
@@ -248,9 +256,11 @@ def student_notebook(text):
                           "source": ["## Solutions\n", "\n",
                                      "Not in this edition: the check cell after each exercise tells you\n",
                                      "when your answer is right."]}]
-    for cell, cell_tags in zip(cells, tags):
+    for index, (cell, cell_tags) in enumerate(zip(cells, tags)):
         if cell["cell_type"] == "code" and (cell_tags & {"exercise", "check"} or shows_a_backward(cell)):
             cell["outputs"], cell["execution_count"] = [], None
+        if cell["cell_type"] == "code" and answers:
+            cells[index] = without_answers(cell, answers)
     return json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 

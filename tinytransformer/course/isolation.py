@@ -68,10 +68,12 @@ class GradingRun:
         self.running, self.lock, self.closed = set(), threading.Lock(), False
 
     def __enter__(self):
-        self.folder = Path(tempfile.mkdtemp(prefix="tinytransformer-grade-"))
+        sweep(Path(tempfile.gettempdir()))
+        self.folder = Path(sandbox.work_folder(FOLDER))        # uid 65534 may read the stub tree and the trials
         self.package_mode = PACKAGE.stat().st_mode
-        if self.box.kind == "user":                    # uid 65534 reads the stub tree and the trials, not the package
-            self.folder.chmod(0o755)
+        (self.folder / "owner").write_text(json.dumps({"pid": os.getpid(), "started": started(os.getpid()),
+                                                       "package_mode": self.package_mode}))
+        if self.box.kind == "user":                            # ... but not the package
             PACKAGE.chmod(self.package_mode & ~0o007)
         self.tree, self.inputs = self.folder / "tree", self.folder / "inputs"
         stub_tree(self.tree)
@@ -146,6 +148,47 @@ class GradingRun:
             kill(process)
             with self.lock:
                 self.running.discard(process)
+
+
+FOLDER = "tinytransformer-grade-"     # a grading run's temporary folder, in the temporary folder
+
+
+def sweep(temporary):
+    """Remove the folders of grading runs whose process is gone (killed with SIGKILL, which no cleanup survives),
+    and give the package back the permissions such a run took from it, when no other run is going on."""
+    stale, live = [], 0
+    for folder in temporary.glob(FOLDER + "*"):
+        try:
+            owner = json.loads((folder / "owner").read_text())
+            gone = started(owner["pid"]) != owner["started"]
+        except (OSError, ValueError, TypeError, KeyError):      # no owner yet: a run starting now, unless old
+            owner, gone = {}, age(folder) > 3600
+        if gone:
+            stale.append((folder, owner))
+        live += not gone
+    for folder, owner in stale:
+        mode = owner.get("package_mode")
+        if not live and isinstance(mode, int) and PACKAGE.stat().st_mode != mode:
+            PACKAGE.chmod(mode)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def age(path):
+    """Seconds since path last changed (0 when it is gone)."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return 0
+
+
+def started(pid):
+    """The start time of process pid (clock ticks since boot, /proc/PID/stat), None if no such process: a pid
+    and its start time name one process, even after the pid is reused."""
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (OSError, TypeError, ValueError):
+        return None
+    return int(stat.rpartition(")")[2].split()[19])
 
 
 def wall_time(timeout, ops):

@@ -15,10 +15,22 @@ PACKAGE_BYTES bytes in all.
 Nothing is opened that is not a regular file (a FIFO, a device), no source
 file is read past SOURCE_LIMIT bytes whatever its size or its zip header
 says, and a zip is refused before its directory is read when the file is
-over ZIP_LIMIT bytes or its end record counts over MEMBERS entries. Every
-way of failing is BadSubmission, one line.
+over ZIP_LIMIT bytes or its end record counts over MEMBERS entries; its
+directory is then walked, entry by entry, and refused when it holds more
+entries than the end record says. A symbolic link anywhere in a submission
+(the path itself, a file or folder in it, a zip entry) is refused: it could
+point at a classmate's edition or the instructor's own. So is a file read
+that has other hard links (the same file under another name, a classmate's
+perhaps). not_utf8() names a source file that declares an encoding other
+than UTF-8 (a `# coding: punycode` line costs seconds of decoding), from
+its bytes: submission.py makes it that file's error. What a
+student's folder may hold beside the edition and is never an edition, a
+virtual environment (.venv, or any folder holding pyvenv.cfg), caches
+(__pycache__), .git and other hidden folders, is skipped unread. Every way
+of failing is BadSubmission, one line.
 """
 import os
+import re
 import stat
 import struct
 import zipfile
@@ -36,6 +48,9 @@ CHUNK = 2 ** 16
 EDITION = "tinytransformer/ops/"
 WHAT_TO_UPLOAD = ("upload your edition's folder zipped (holding tinytransformer/ops/), "
                   "or its files ops/*.py and tensor.py")
+LEAVE_OUT = ("leave out .venv, __pycache__, .git and the notebooks: `python -m tinytransformer handin` in your "
+             "edition writes the zip to upload")
+CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")      # PEP 263's declaration, on line 1 or 2
 
 
 class BadSubmission(Exception):
@@ -46,12 +61,26 @@ def read_submission(path, wanted, package=False):
     """{edition path: bytes} of the `wanted` edition paths the submission holds (a folder or a zip); package: and
     of every other .py file of its package (package_files)."""
     path = Path(path)
+    if os.path.islink(path):
+        raise BadSubmission(f"{path} is a symbolic link: a submission is the folder or zip itself")
     kind = file_kind(path)
     if kind == "folder":
         return read_folder(path, wanted, package)
     if kind != "file":
         raise BadSubmission(f"{path} is {kind}, not an edition folder or a .zip; {WHAT_TO_UPLOAD}")
     return read_zip(path, wanted, package)
+
+
+def not_utf8(data):
+    """'' for source bytes that declare no encoding or UTF-8; else why they are refused, in words (an encoding
+    such as punycode costs seconds to decode, so it is refused from the bytes, before any decoding)."""
+    for number, line in enumerate(data.split(b"\n")[:2], 1):
+        found = CODING.match(line)
+        if found:
+            name = found.group(1).decode("ascii", errors="replace").lower().replace("_", "-")
+            if name != "utf8" and not name.startswith("utf-8"):
+                return f"it declares its encoding as {name[:40]} (line {number}): an edition's files are UTF-8"
+    return ""
 
 
 def file_kind(path):
@@ -86,9 +115,16 @@ def roots(names, wanted):
     return {"": "flat"} if flat & set(names) else {}
 
 
-def hidden(name):
-    """True for a path under a hidden folder (.git, .venv) or macOS's __MACOSX copies, which hold no edition."""
-    return any(part.startswith(".") or part == "__MACOSX" for part in name.split("/")[:-1])
+def hidden(name, environments=()):
+    """True for a path under a folder that holds no edition: a hidden one (.git, .venv), __pycache__, macOS's
+    __MACOSX copies, or a virtual environment (`environments`: the folders, 'a/venv/', holding pyvenv.cfg)."""
+    return any(part.startswith(".") or part in ("__MACOSX", "__pycache__") for part in name.split("/")[:-1]) or \
+        any(name.startswith(folder) for folder in environments)
+
+
+def environments_in(names):
+    """The folders ('a/venv/') among names that hold a pyvenv.cfg: virtual environments, whatever their name."""
+    return {name[:-len("pyvenv.cfg")] for name in names if name == "pyvenv.cfg" or name.endswith("/pyvenv.cfg")}
 
 
 def flat_paths(edition_path):
@@ -158,7 +194,7 @@ def read_folder(folder, wanted, package=False):
     files = {}
     for w, name in located(names, root, form, wanted, package).items():
         real = os.path.realpath(folder / name)
-        if not real.startswith(top.rstrip(os.sep) + os.sep):   # a link to another tree, the instructor's own files
+        if not real.startswith(top.rstrip(os.sep) + os.sep):   # a link put in since folder_names looked
             raise BadSubmission(f"{folder}: {name} links to a file outside the submission")
         files[w] = read_bounded(folder / name, f"{folder}: {name}")
         within_total(files, folder)
@@ -166,16 +202,22 @@ def read_folder(folder, wanted, package=False):
 
 
 def folder_names(folder):
-    """(relative paths of the files and folders under folder, DEPTH + 3 levels down at most; the zips at its top)."""
+    """(relative paths of the files and folders under folder, DEPTH + 3 levels down at most, skipping what hidden()
+    skips; the zips at its top). A symbolic link among them is refused."""
     names, zips, count = set(), [], 0
     for here, dirs, files in os.walk(folder):
         depth = len(Path(here).relative_to(folder).parts)
-        dirs[:] = [] if depth >= DEPTH + 3 else [name for name in dirs if not hidden(name + "/x")]
+        dirs[:] = [] if depth >= DEPTH + 3 else [name for name in dirs if not hidden(name + "/x")
+                                                 and not os.path.lexists(os.path.join(here, name, "pyvenv.cfg"))]
         for name in dirs + files:
             count += 1
             if count > MEMBERS:
-                raise BadSubmission(f"{folder} holds over {MEMBERS} files; {WHAT_TO_UPLOAD}")
-            names.add(Path(here, name).relative_to(folder).as_posix() + ("/" if name in dirs else ""))
+                raise BadSubmission(f"{folder} holds over {MEMBERS} files; {WHAT_TO_UPLOAD}; {LEAVE_OUT}")
+            relative = Path(here, name).relative_to(folder).as_posix()
+            if os.path.islink(os.path.join(here, name)):
+                raise BadSubmission(f"{folder}: {relative} is a symbolic link: a submission holds its own files, "
+                                    "not links to others")
+            names.add(relative + ("/" if name in dirs else ""))
         if depth == 0:
             zips = [name for name in files if name.lower().endswith(".zip")]
     return names, zips
@@ -197,9 +239,19 @@ def open_regular(path, shown):
     return f
 
 
+def only_name(f, shown):
+    """BadSubmission if the open file f has other hard links: the same file under another name, maybe a
+    classmate's."""
+    links = os.fstat(f.fileno()).st_nlink
+    if links > 1:
+        raise BadSubmission(f"{shown} has {links - 1} other hard link{'s' * (links > 2)}: a submission holds its own "
+                            "files; upload a copy")
+
+
 def read_bounded(path, shown):
     """The bytes of a regular file, refused past SOURCE_LIMIT bytes (its size, then what is read)."""
     with open_regular(path, shown) as f:
+        only_name(f, shown)
         size = os.fstat(f.fileno()).st_size
         if size > SOURCE_LIMIT:
             raise BadSubmission(f"{shown} is {size} bytes: a source file of an edition is under "
@@ -215,16 +267,27 @@ def read_zip(path, wanted, package=False):
     package: see located."""
     try:
         with open_regular(path, str(path)) as f:
+            only_name(f, str(path))
             size = os.fstat(f.fileno()).st_size
             if size > ZIP_LIMIT:
                 raise BadSubmission(f"{path} is {size / 2 ** 20:.0f} MiB: an edition zipped is a few MiB "
-                                    f"(the limit is {ZIP_LIMIT // 2 ** 20} MiB); {WHAT_TO_UPLOAD}")
-            entries, directory = zip_entries(f, size)
+                                    f"(the limit is {ZIP_LIMIT // 2 ** 20} MiB); {LEAVE_OUT}")
+            entries, directory, start = zip_entries(f, size)
             if entries > MEMBERS or directory > DIRECTORY_LIMIT:
                 raise BadSubmission(f"{path} holds {entries} entries in a {directory}-byte directory (at most "
-                                    f"{MEMBERS} entries, {DIRECTORY_LIMIT // 2 ** 20} MiB); {WHAT_TO_UPLOAD}")
+                                    f"{MEMBERS} entries, {DIRECTORY_LIMIT // 2 ** 20} MiB); {LEAVE_OUT}")
+            held = directory_entries(f, start, directory, entries)
+            if held != entries:
+                raise BadSubmission(f"{path} is a broken zip: its end record says {entries} entries, its directory "
+                                    f"holds {'more' if held > entries else held}; {WHAT_TO_UPLOAD}")
             with zipfile.ZipFile(f) as archive:
-                names = set(archive.namelist())
+                environments = environments_in(archive.namelist())
+                infos = [i for i in archive.infolist() if not hidden(i.filename, environments)]
+                links = [i.filename for i in infos if stat.S_ISLNK(i.external_attr >> 16)]
+                if links:
+                    raise BadSubmission(f"{path}: {links[0]} is a symbolic link: a submission holds its own files, "
+                                        "not links to others")
+                names = {i.filename for i in infos}
                 found = roots(names, wanted)
                 if not found:
                     raise BadSubmission(f"{path} holds no student edition: no tinytransformer/ops/ at its top, one "
@@ -244,7 +307,8 @@ def read_zip(path, wanted, package=False):
 
 
 def zip_entries(f, size):
-    """(entries, bytes of its central directory) as a zip's end record says (its zip64 record's when it has one)."""
+    """(entries, bytes of its central directory, where the directory starts in f) as a zip's end record says (its
+    zip64 record's when it has one)."""
     tail = min(size, 22 + 2 ** 16)
     f.seek(size - tail)
     data = f.read(tail)
@@ -252,6 +316,7 @@ def zip_entries(f, size):
     if at < 0 or len(data) - at < 22:
         raise zipfile.BadZipFile("no end of central directory record: not a zip, or a cut one")
     entries, directory = struct.unpack("<HI", data[at + 10:at + 16])
+    end = size - tail + at                              # the directory ends where the end records begin
     locator = data.rfind(b"PK\x06\x07", 0, at)
     if locator >= 0 and at - locator == 20:             # zip64: the real count is in its own record
         offset = struct.unpack("<Q", data[locator + 8:locator + 16])[0]
@@ -260,8 +325,27 @@ def zip_entries(f, size):
         if record[:4] != b"PK\x06\x06" or len(record) < 56:
             raise zipfile.BadZipFile("a broken zip64 end record")
         entries, directory = struct.unpack("<QQ", record[32:48])
+        end -= 20 + 56
     f.seek(0)
-    return entries, directory
+    return entries, directory, end - directory
+
+
+def directory_entries(f, start, length, claimed):
+    """How many entries the central directory (length bytes at start) holds, walked header by header; counting
+    stops past `claimed`, so a directory that holds more than its end record says is never read further."""
+    if start < 0:
+        raise zipfile.BadZipFile("a central directory larger than the file")
+    f.seek(start)
+    data = f.read(length)
+    count, at = 0, 0
+    while at < len(data) and count <= claimed:
+        if data[at:at + 4] != b"PK\x01\x02" or len(data) - at < 46:
+            raise zipfile.BadZipFile(f"a broken central directory (entry {count + 1})")
+        name, extra, comment = struct.unpack("<HHH", data[at + 28:at + 34])
+        at += 46 + name + extra + comment
+        count += 1
+    f.seek(0)
+    return count
 
 
 def read_member(archive, name, shown):

@@ -27,7 +27,7 @@ from .edition import TAPE_FILE, TAPE_FUNCTION, op_files
 from .isolation import MEMORY, PACKAGE, Stopped
 from .op_grading import FAIL, NOT_WRITTEN, PASS, BackwardFailed, judge, same
 from .parsing import ParseFailed, called, parse
-from .reading import BadSubmission, read_submission
+from .reading import BadSubmission, not_utf8, read_submission
 from .tape_grading import TAPE, judge_tape
 
 STATUS = {PASS: "pass", FAIL: "fail", NOT_WRITTEN: "not written"}     # the grader's words -> the class's
@@ -156,7 +156,11 @@ def graded_at(answers):
 
 
 def decoded(data):
-    """Source bytes as text, in the encoding Python would read them in (UTF-8 unless a coding line says)."""
+    """Source bytes as text, UTF-8 (a byte-order mark or a coding line may say so); SyntaxError for a coding line
+    naming another encoding, before anything is decoded."""
+    refused = not_utf8(data)
+    if refused:
+        raise SyntaxError(f"{refused}; delete that line")
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return data.decode(encoding)
 

@@ -20,7 +20,7 @@ wheel=$(ls "$ROOT"/source/tinytransformer-*.whl)
 "$VENV/bin/python" -m pip install --quiet "numpy>=1.26"
 "$VENV/bin/python" -m pip install --quiet "$wheel[grading]"
 # Student code runs as an unprivileged user (the grader's sandbox): it may read Python and NumPy, but not the
-# instructor's files: this zip (the wheel, the seed) and the installed library (every backward pass).
+# instructor's files: this zip (the wheel, the points) and the installed library (every backward pass).
 chmod 755 "$ROOT"
 chmod -R a+rX "$VENV"
 chmod -R go-rwx "$ROOT/source" "$VENV"/lib/python3*/site-packages/tinytransformer
