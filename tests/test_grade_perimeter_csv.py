@@ -49,12 +49,12 @@ def test_a_gradescope_export_is_named_by_email_else_sid(tmp_path):
 def test_a_diagnosis_shared_by_ops_is_written_once():
     """A blank submission's row once said "not written" for every op, one after another."""
     row = rows([graded("carol", add="pass")])[0]
-    assert row["diagnosis"] == "exp, softmax, gelu: not written"
+    assert row["diagnosis"] == "not written: exp, softmax, gelu"
     mixed = Graded("dan", 0.0, 4.0, {"add": OpResult("fail", 1.0, "dx: wrong sign"),
                                      "exp": OpResult("fail", 1.0, "dx: wrong sign"),
                                      "softmax": OpResult("error", None, "raised ValueError"),
                                      "gelu": OpResult("not written", None, "not written")})
-    assert rows([mixed])[0]["diagnosis"] == "add, exp: dx: wrong sign; softmax: raised ValueError; gelu: not written"
+    assert rows([mixed])[0]["diagnosis"] == "not written: gelu; add, exp: dx: wrong sign; softmax: raised ValueError"
 
 
 def test_a_csv_grade_wrote_before_the_student_column_is_still_its_own(tmp_path):
