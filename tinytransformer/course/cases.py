@@ -146,6 +146,14 @@ CHECKS = [
     OpCase("split_heads", lambda r: dict(x=_normal(r, 3, 8)), dict(n_heads=4)),
     OpCase("merge_heads", lambda r: dict(x=_normal(r, 2, 2, 3, 4))),
     OpCase("merge_heads", lambda r: dict(x=_normal(r, 3, 2, 5))),
+    # flash_attention.py: blocks smaller than T and not dividing it, so every row spans two or more key blocks
+    OpCase("flash_attention", lambda r: dict(q=_normal(r, 2, 3, 5), k=_normal(r, 2, 4, 5), v=_normal(r, 2, 4, 6),
+                                             keep=_keep_mask_with_empty_row(r)), dict(block_q=2, block_k=3)),
+    OpCase("flash_attention", lambda r: dict(q=_normal(r, 2, 2, 5, 4), k=_normal(r, 2, 2, 5, 4),
+                                             v=_normal(r, 2, 2, 5, 3), keep=ops.causal_mask(5)),
+           dict(block_q=2, block_k=2)),
+    OpCase("flash_attention", lambda r: dict(q=_normal(r, 3, 4), k=_normal(r, 7, 4), v=_normal(r, 7, 2), keep=None),
+           dict(scale=0.5, block_q=2, block_k=3)),
     # embedding.py
     OpCase("embedding", lambda r: dict(ids=np.array([[0, 3, 3], [6, 0, 2]]), table=_normal(r, 7, 5))),
     OpCase("embedding", lambda r: dict(ids=np.array([1, 1, 1, 3, 0]), table=_normal(r, 4, 3))),
