@@ -14,16 +14,18 @@ class MultiHeadAttention(Module):
 
     With rope (self-attention only), each query and key is turned by its position (F.rope), counted
     from `start`: 0, or the positions a key/value cache already holds.
-    After each forward, `self.probs` holds the attention probabilities (B, h, T_q, T_k).
+    After each forward, `self.probs` holds the attention probabilities (B, h, T_q, T_k); with flash=True the
+    heads attend through F.flash_attention, tile by tile, which keeps no probabilities: `self.probs` is None.
     """
 
-    def __init__(self, d_model, n_heads, rng, dtype="float32", bias=True, rope=False):
+    def __init__(self, d_model, n_heads, rng, dtype="float32", bias=True, rope=False, flash=False):
         self.n_heads = n_heads
         self.W_q = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
         self.W_k = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
         self.W_v = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
         self.W_o = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
         self.rope = rope
+        self.flash = flash
         self.probs = None
 
     def turned(self, x, start):
@@ -47,5 +49,8 @@ class MultiHeadAttention(Module):
         k, v = self.keys_values(x_kv) if cache is None else cache.keys_values(self, x_kv)   # (B, h, T_k, d_k)
         if keep is not None and keep.ndim == 3:
             keep = keep[:, None]                               # (B, 1, T_q or 1, T_k): the same for every head
-        out, self.probs = F.attention(q, k, v, keep)                             # (B, h, T_q, d_k)
+        if self.flash:
+            out, self.probs = F.flash_attention(q, k, v, keep), None            # (B, h, T_q, d_k)
+        else:
+            out, self.probs = F.attention(q, k, v, keep)                         # (B, h, T_q, d_k)
         return self.W_o(F.merge_heads(out))                                      # (B, T_q, d_model)

@@ -7,6 +7,7 @@ from .layers import FEED_FORWARDS, NORMS, swiglu_d_ff
 
 DTYPES = ("float32", "float64")
 POSITIONS = ("sinusoidal", "learned", "rope")
+ATTENTIONS = ("ordinary", "flash")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -33,6 +34,8 @@ class ModelConfig:
                                     # (max_len, d_model) table); or "rope", rotating q and k in self-attention
     norm: str = "layer"          # "layer" (LayerNorm) or "rms" (RMSNorm, as LLaMA)
     bias: bool = True            # biases in every Linear and LayerNorm (LLaMA has none)
+    attention: str = "ordinary"  # "ordinary" (F.attention, its probabilities kept) or "flash" (F.flash_attention:
+                                 # in tiles, no (T, T) array; the same numbers to rounding, no probabilities to show)
 
     def __post_init__(self):
         name = type(self).__name__
@@ -45,7 +48,7 @@ class ModelConfig:
         if not isinstance(self.norm_first, (bool, np.bool_)):
             raise TypeError(f"{name}: norm_first must be True or False, got {self.norm_first!r}")
         for field, allowed in (("activation", FEED_FORWARDS), ("dtype", DTYPES), ("positions", POSITIONS),
-                               ("norm", NORMS)):
+                               ("norm", NORMS), ("attention", ATTENTIONS)):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"{name}: {field} must be one of {list(allowed)}, got {getattr(self, field)!r}")
         if not isinstance(self.bias, bool):
