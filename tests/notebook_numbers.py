@@ -102,4 +102,8 @@ SOURCED = {
         "2019": "Zhang and Sennrich (2019), 'Root Mean Square Layer Normalization'",
         "2020": "Shazeer (2020), 'GLU Variants Improve Transformer'",
     },
+    "18": {
+        "18": "the notebook's own number, in its title",
+        "2023": "Dao (2023), 'FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning'",
+    },
 }
