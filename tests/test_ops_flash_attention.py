@@ -33,6 +33,8 @@ SHAPES = {
     "sliced batch, (B, 1, 1, T) mask": ((5, 3, 9, 4), (5, 3, 9, 4), (5, 3, 9, 4), keep_mask(5, 1, 1, 9), None),
     "sliced batch, (B, 1, T, T) mask": ((6, 2, 9, 4), (6, 2, 9, 4), (6, 2, 9, 4), keep_mask(6, 1, 9, 9), None),
     "decoding: 3 queries after 8 cached keys": ((2, 2, 3, 4), (2, 2, 11, 4), (2, 2, 11, 4), causal(3, 11), None),
+    "a 1-D mask over the keys": ((2, 3, 5), (2, 4, 5), (2, 4, 6), lambda rng: np.array([True, False, True, True]),
+                                 None),
     "long, T_q != T_k, an empty row": ((2, 3, 37, 8), (2, 3, 45, 8), (2, 3, 45, 6), with_empty_row(2, 3, 37, 45),
                                        None),
 }
@@ -94,6 +96,20 @@ def test_every_key_masked_everywhere_is_zeros_not_nan(rng):
     grads = ops.flash_attention_backward(rng.standard_normal(out.shape), cache)
     for a in (out, *grads[:3]):
         np.testing.assert_array_equal(a, 0.0)
+
+
+def test_tiles_the_mask_drops_whole_are_skipped(rng, monkeypatch):
+    """A causal mask over 8 positions in tiles of 2 x 2: the 6 tiles above the diagonal are never computed."""
+    computed = []
+    tile_scores = ops.flash_attention.tile_scores
+    monkeypatch.setattr(ops.flash_attention, "tile_scores",
+                        lambda q, k, keep, scale, rows, cols: computed.append((rows.start, cols.start)) or
+                        tile_scores(q, k, keep, scale, rows, cols))
+    q, k, v = (rng.standard_normal((2, 8, 4)) for _ in range(3))
+    out, cache = ops.flash_attention_forward(q, k, v, tt.causal_mask(8), block_q=2, block_k=2)
+    ops.flash_attention_backward(rng.standard_normal(out.shape), cache)
+    below = [(i, j) for i in range(0, 8, 2) for j in range(0, 8, 2) if j <= i]
+    assert sorted(computed) == sorted(2 * below)                          # forward and backward, 10 tiles each
 
 
 def test_huge_scores_stay_finite(rng):

@@ -23,7 +23,8 @@ ordinary op saves T_k probabilities. It gives back any probability: e^(s_j - L) 
 
 The backward pass recomputes each tile's scores and probabilities from L (a comment above it derives
 it). Masks are attention's: boolean, True = may attend, broadcast to (..., T_q, T_k); a query row
-with no key kept gets an output of 0 and gradients of 0, never nan.
+with no key kept gets an output of 0 and gradients of 0, never nan; a tile whose every score is masked (a
+causal mask's tiles above the diagonal) is skipped, forward and backward.
 """
 import math
 
@@ -31,7 +32,10 @@ import numpy as np
 
 from .checks import check_finite, check_float, check_integer, check_mask
 
-BLOCK = 64   # rows of queries and of keys in a tile, unless given
+# Rows of queries and of keys in a tile, unless given. Of 32, 64, 128 and 256, 64 and 128 were the fastest forward
+# and backward (batch 8 x 4 heads, d_k 64, causal, T = 256 and 1024; CPU time, one thread, on a busy machine); a
+# tile of 128 x 128 of that batch is 2 MiB of float32, the size attention's cache-sized slices aim at.
+BLOCK = 128
 
 
 def flash_attention_forward(q, k, v, keep=None, scale=None, block_q=BLOCK, block_k=BLOCK):
@@ -51,6 +55,8 @@ def flash_attention_forward(q, k, v, keep=None, scale=None, block_q=BLOCK, block
         l = np.zeros_like(m)                                                     # (..., bq) running sum
         acc = np.zeros(m.shape + v.shape[-1:], q.dtype)                          # (..., bq, d_v) running numerator
         for cols in _blocks(T_k, block_k):
+            if not kept_anywhere(keep, rows, cols):
+                continue                                                         # every score -inf: adds nothing
             scores = tile_scores(q, k, keep, scale, rows, cols)                  # (..., bq, bk)
             m_new = np.maximum(m, scores.max(axis=-1))                           # (..., bq)
             m_new_shift = _finite(m_new)                                         # a row masked so far: 0, not -inf
@@ -84,6 +90,8 @@ def flash_attention_backward(dout, cache):
     dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
     for cols in _blocks(k.shape[-2], block_k):
         for rows in _blocks(q.shape[-2], block_q):
+            if not kept_anywhere(keep, rows, cols):
+                continue                                                # its probabilities are all 0: nothing to add
             probs = np.exp(tile_scores(q, k, keep, scale, rows, cols) - L[..., rows, None])   # (..., bq, bk)
             dout_tile = dout[..., rows, :]                                                    # (..., bq, d_v)
             dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile                            # A.T @ dout
@@ -101,6 +109,18 @@ def tile_scores(q, k, keep, scale, rows, cols):
         return scores
     scores_shape = q.shape[:-1] + (k.shape[-2],)
     return np.where(np.broadcast_to(keep, scores_shape)[..., rows, cols], scores, -np.inf)   # a view, sliced
+
+
+def kept_anywhere(keep, rows, cols):
+    """False when keep masks every score of the tile (rows, cols), such as a causal mask's tiles above the
+    diagonal: the tile can be skipped. Read from keep as given, before any broadcast."""
+    if keep is None:
+        return True
+    cols = cols if keep.shape[-1] > 1 else slice(None)          # an axis of size 1 broadcasts over every key
+    if keep.ndim == 1:
+        return bool(keep[cols].any())
+    rows = rows if keep.shape[-2] > 1 else slice(None)
+    return bool(keep[..., rows, cols].any())
 
 
 def _blocks(T, block):
