@@ -103,8 +103,8 @@ def test_tiles_the_mask_drops_whole_are_skipped(rng, monkeypatch):
     computed = []
     tile_scores = ops.flash_attention.tile_scores
     monkeypatch.setattr(ops.flash_attention, "tile_scores",
-                        lambda q, k, keep, scale, rows, cols: computed.append((rows.start, cols.start)) or
-                        tile_scores(q, k, keep, scale, rows, cols))
+                        lambda q, k, tile_keep, scale, rows, cols: computed.append((rows.start, cols.start)) or
+                        tile_scores(q, k, tile_keep, scale, rows, cols))
     q, k, v = (rng.standard_normal((2, 8, 4)) for _ in range(3))
     out, cache = ops.flash_attention_forward(q, k, v, tt.causal_mask(8), block_q=2, block_k=2)
     ops.flash_attention_backward(rng.standard_normal(out.shape), cache)

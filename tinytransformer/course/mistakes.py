@@ -156,7 +156,8 @@ def _flash_gradients(dout, cache, probabilities, correction):
     dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
     for cols in ops.flash_attention._blocks(k.shape[-2], block_k):
         for rows in ops.flash_attention._blocks(q.shape[-2], block_q):
-            probs = probabilities(ops.flash_attention.tile_scores(q, k, keep, scale, rows, cols), rows, cols)
+            tile_keep = ops.flash_attention.keep_tile(keep, rows, cols)
+            probs = probabilities(ops.flash_attention.tile_scores(q, k, tile_keep, scale, rows, cols), rows, cols)
             dout_tile = dout[..., rows, :]
             dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile
             dprobs = dout_tile @ v[..., cols, :].swapaxes(-1, -2)

@@ -55,9 +55,10 @@ def flash_attention_forward(q, k, v, keep=None, scale=None, block_q=BLOCK, block
         l = np.zeros_like(m)                                                     # (..., bq) running sum
         acc = np.zeros(m.shape + v.shape[-1:], q.dtype)                          # (..., bq, d_v) running numerator
         for cols in _blocks(T_k, block_k):
-            if not kept_anywhere(keep, rows, cols):
+            tile_keep = keep_tile(keep, rows, cols)
+            if tile_keep is not None and not tile_keep.any():
                 continue                                                         # every score -inf: adds nothing
-            scores = tile_scores(q, k, keep, scale, rows, cols)                  # (..., bq, bk)
+            scores = tile_scores(q, k, tile_keep, scale, rows, cols)             # (..., bq, bk)
             m_new = np.maximum(m, scores.max(axis=-1))                           # (..., bq)
             m_new_shift = _finite(m_new)                                         # a row masked so far: 0, not -inf
             e = np.exp(scores - m_new_shift[..., None])                          # (..., bq, bk): e^(s - m_new)
@@ -90,9 +91,10 @@ def flash_attention_backward(dout, cache):
     dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
     for cols in _blocks(k.shape[-2], block_k):
         for rows in _blocks(q.shape[-2], block_q):
-            if not kept_anywhere(keep, rows, cols):
+            tile_keep = keep_tile(keep, rows, cols)
+            if tile_keep is not None and not tile_keep.any():
                 continue                                                # its probabilities are all 0: nothing to add
-            probs = np.exp(tile_scores(q, k, keep, scale, rows, cols) - L[..., rows, None])   # (..., bq, bk)
+            probs = np.exp(tile_scores(q, k, tile_keep, scale, rows, cols) - L[..., rows, None])   # (..., bq, bk)
             dout_tile = dout[..., rows, :]                                                    # (..., bq, d_v)
             dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile                            # A.T @ dout
             dprobs = dout_tile @ v[..., cols, :].swapaxes(-1, -2)                             # (..., bq, bk)
@@ -102,25 +104,24 @@ def flash_attention_backward(dout, cache):
     return dq, dk, dv, None
 
 
-def tile_scores(q, k, keep, scale, rows, cols):
-    """The scaled, masked scores of the query rows and key columns given (slices): (..., bq, bk)."""
+def tile_scores(q, k, tile_keep, scale, rows, cols):
+    """The scaled scores of the query rows and key columns given (slices), masked by tile_keep: (..., bq, bk)."""
     scores = (q[..., rows, :] * scale) @ k[..., cols, :].swapaxes(-1, -2)        # (..., bq, bk)
-    if keep is None:
-        return scores
-    scores_shape = q.shape[:-1] + (k.shape[-2],)
-    return np.where(np.broadcast_to(keep, scores_shape)[..., rows, cols], scores, -np.inf)   # a view, sliced
+    if tile_keep is None or tile_keep.all():
+        return scores                                                            # nothing masked: no pass over it
+    return np.where(tile_keep, scores, -np.inf)
 
 
-def kept_anywhere(keep, rows, cols):
-    """False when keep masks every score of the tile (rows, cols), such as a causal mask's tiles above the
-    diagonal: the tile can be skipped. Read from keep as given, before any broadcast."""
+def keep_tile(keep, rows, cols):
+    """The part of keep over the tile (rows, cols), broadcastable to its scores; None when keep is None.
+    Read from keep as given: an axis of size 1 (the same for every query, or every key) stays whole."""
     if keep is None:
-        return True
-    cols = cols if keep.shape[-1] > 1 else slice(None)          # an axis of size 1 broadcasts over every key
+        return None
+    cols = cols if keep.shape[-1] > 1 else slice(None)
     if keep.ndim == 1:
-        return bool(keep[cols].any())
+        return keep[cols]
     rows = rows if keep.shape[-2] > 1 else slice(None)
-    return bool(keep[..., rows, cols].any())
+    return keep[..., rows, cols]
 
 
 def _blocks(T, block):
