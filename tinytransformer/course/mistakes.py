@@ -154,16 +154,14 @@ def _flash_gradients(dout, cache, probabilities, correction):
     correction(rows, probs, dout_tile, cols) -> the tile's D (..., bq, 1)."""
     q, k, v, out, L, keep, scale, block_q, block_k = cache
     dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
-    for cols in ops.flash_attention._blocks(k.shape[-2], block_k):
-        for rows in ops.flash_attention._blocks(q.shape[-2], block_q):
-            tile_keep = ops.flash_attention.keep_tile(keep, rows, cols)
-            probs = probabilities(ops.flash_attention.tile_scores(q, k, tile_keep, scale, rows, cols), rows, cols)
-            dout_tile = dout[..., rows, :]
-            dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile
-            dprobs = dout_tile @ v[..., cols, :].swapaxes(-1, -2)
-            dscores = probs * (dprobs - correction(rows, probs, dout_tile, cols))
-            dq[..., rows, :] += dscores @ k[..., cols, :] * scale
-            dk[..., cols, :] += dscores.swapaxes(-1, -2) @ q[..., rows, :] * scale
+    for rows, cols, tile_keep in ops.flash_attention.kept_tiles(keep, q.shape[-2], k.shape[-2], block_q, block_k):
+        probs = probabilities(ops.flash_attention.tile_scores(q, k, tile_keep, scale, rows, cols), rows, cols)
+        dout_tile = dout[..., rows, :]
+        dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile
+        dprobs = dout_tile @ v[..., cols, :].swapaxes(-1, -2)
+        dscores = probs * (dprobs - correction(rows, probs, dout_tile, cols))
+        dq[..., rows, :] += dscores @ k[..., cols, :] * scale
+        dk[..., cols, :] += dscores.swapaxes(-1, -2) @ q[..., rows, :] * scale
     return dq, dk, dv, None
 
 

@@ -89,19 +89,25 @@ def flash_attention_backward(dout, cache):
     q, k, v, out, L, keep, scale, block_q, block_k = cache
     D = (dout * out).sum(axis=-1)                                   # (..., T_q): sum_j dA_ij A_ij, per row
     dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
-    for cols in _blocks(k.shape[-2], block_k):
-        for rows in _blocks(q.shape[-2], block_q):
-            tile_keep = keep_tile(keep, rows, cols)
-            if tile_keep is not None and not tile_keep.any():
-                continue                                                # its probabilities are all 0: nothing to add
-            probs = np.exp(tile_scores(q, k, tile_keep, scale, rows, cols) - L[..., rows, None])   # (..., bq, bk)
-            dout_tile = dout[..., rows, :]                                                    # (..., bq, d_v)
-            dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile                            # A.T @ dout
-            dprobs = dout_tile @ v[..., cols, :].swapaxes(-1, -2)                             # (..., bq, bk)
-            dscores = probs * (dprobs - D[..., rows, None])                                   # A * (dA - D)
-            dq[..., rows, :] += dscores @ k[..., cols, :] * scale                             # (..., bq, d_k)
-            dk[..., cols, :] += dscores.swapaxes(-1, -2) @ q[..., rows, :] * scale            # (..., bk, d_k)
+    for rows, cols, tile_keep in kept_tiles(keep, q.shape[-2], k.shape[-2], block_q, block_k):
+        probs = np.exp(tile_scores(q, k, tile_keep, scale, rows, cols) - L[..., rows, None])   # (..., bq, bk)
+        dout_tile = dout[..., rows, :]                                                    # (..., bq, d_v)
+        dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile                            # A.T @ dout
+        dprobs = dout_tile @ v[..., cols, :].swapaxes(-1, -2)                             # (..., bq, bk)
+        dscores = probs * (dprobs - D[..., rows, None])                                   # A * (dA - D)
+        dq[..., rows, :] += dscores @ k[..., cols, :] * scale                             # (..., bq, d_k)
+        dk[..., cols, :] += dscores.swapaxes(-1, -2) @ q[..., rows, :] * scale            # (..., bk, d_k)
     return dq, dk, dv, None
+
+
+def kept_tiles(keep, T_q, T_k, block_q, block_k):
+    """(rows, cols, the tile's part of keep) for every tile, key blocks outer, but those keep masks whole (their
+    probabilities are all 0: they add nothing)."""
+    for cols in _blocks(T_k, block_k):
+        for rows in _blocks(T_q, block_q):
+            tile_keep = keep_tile(keep, rows, cols)
+            if tile_keep is None or tile_keep.any():
+                yield rows, cols, tile_keep
 
 
 def tile_scores(q, k, tile_keep, scale, rows, cols):
