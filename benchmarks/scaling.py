@@ -162,7 +162,7 @@ def cpu_seconds(fn):
     return time.process_time() - start
 
 
-def runners(name, reference):
+def runners(name, reference, count_flops=True):
     """(the task, {"tinytransformer": step(batch), "PyTorch": step(batch)}, FLOPs a step, profile()) for a case;
     profile() gives tinytransformer's CPU ms a step by op, over 2 steps (tools/profile.py)."""
     import numpy as np
@@ -187,7 +187,7 @@ def runners(name, reference):
             steps["PyTorch"] = lambda batch: reference.train_step(
                 theirs, their_optimizer, *reference.to_tensors(batch), lr=1e-3)
     batch = task.batch(ALL_CASES[name][3], np.random.default_rng(1))
-    flops = product_flops(task, model, batch)
+    flops = product_flops(task, model, batch) if count_flops else None   # a forward pass: memory it leaves held
 
     def profile():
         totals, _ = profile_steps(model, batch, optimizer, task.loss, steps=2, clock=time.process_time)
@@ -233,7 +233,7 @@ def peak_memory(name, side, reference):
     it held before them (Linux: the peak is reset first, through /proc/self/clear_refs; run in a fresh process,
     --peak-memory CASE SIDE, so that the other side's arrays are not there)."""
     import numpy as np
-    task, steps, _, _ = runners(name, reference if side == "PyTorch" else None)
+    task, steps, _, _ = runners(name, reference if side == "PyTorch" else None, count_flops=False)
     batches = [task.batch(ALL_CASES[name][3], np.random.default_rng(i)) for i in range(2)]
     before = resident_mib("VmRSS")
     with open("/proc/self/clear_refs", "w") as clear:
