@@ -28,6 +28,13 @@ repository root (about 3 minutes with the defaults):
 
 It writes benchmarks/results/scaling.json (or --record PATH: the table, every round, the kernel,
 the load, the peak), which docs/results/speed.md quotes.
+
+--long times the long rows instead, into benchmarks/results/scaling_long.json: a GPT step (d_model 256,
+4 heads, 2 layers, d_ff 1024, GPT-2's block, batch 8, on Python's language reference) at lengths 256, 512
+and 1024, with the ordinary attention op and with the tiled one (attention="flash"), each against PyTorch
+eager (scaled_dot_product_attention). Each row also has each side's peak memory: a fresh process builds
+the model and takes 2 steps of one side alone, and reports how far its peak resident memory rose above
+what it held before the first step.
 """
 import argparse
 import os
@@ -53,17 +60,30 @@ CASES = {
     "translate": ("translate", {}, {}, 64),
     "text": ("text", {}, {}, 32),
 }
+# the long rows (--long): GPT-2's block at d_model 256, the ordinary attention op and the tiled one
+LONG_GPT = {"d_model": 256, "n_heads": 4, "n_layers": 2, "d_ff": 1024}
+LONG_CASES = {f"GPT T={T}{suffix}": ("text", {"seq_len": T, "text_name": "python-docs"}, {**LONG_GPT, **changes}, 8)
+              for T in (256, 512, 1024) for suffix, changes in (("", {}), (" flash", {"attention": "flash"}))}
+LONG_RECORD = RECORD.with_name("scaling_long.json")
+ALL_CASES = {**CASES, **LONG_CASES}
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=9, help="blocks each library takes, in turns")
-    parser.add_argument("--cases", nargs="+", choices=tuple(CASES), default=tuple(CASES))
+    parser.add_argument("--cases", nargs="+", choices=tuple(ALL_CASES), default=None,
+                        help="the cases to time (default: every case, or every long row with --long)")
+    parser.add_argument("--long", action="store_true", help="the long rows, with each side's peak memory, into "
+                        f"{LONG_RECORD.name}")
+    parser.add_argument("--peak-memory", nargs=2, metavar=("CASE", "SIDE"), help=argparse.SUPPRESS)
     parser.add_argument("--keep-openblas-env", action="store_true",
                         help="run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE as the environment sets them")
-    parser.add_argument("--record", type=pathlib.Path, default=RECORD, help="where the record goes")
+    parser.add_argument("--record", type=pathlib.Path, default=None, help="where the record goes")
     parser.add_argument("--no-record", action="store_true", help="print only; write no record")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.cases = args.cases or tuple(LONG_CASES if args.long else CASES)
+    args.record = args.record or (LONG_RECORD if args.long else RECORD)
+    return args
 
 
 def without_openblas_env(args):
@@ -108,6 +128,10 @@ def product_flops(task, model, batch):
         elif record.name == "attention":
             q, _, v, probs = record.cache[:4]                     # probs (..., T_q, T_k)
             total += 2 * 2 * probs.size * q.shape[-1] + 4 * 2 * probs.size * v.shape[-1]
+        elif record.name == "flash_attention":                    # the same work; its second q @ k.T not counted
+            q, k, v = record.cache[:3]
+            scores = q.size // q.shape[-1] * k.shape[-2]         # the (..., T_q, T_k) it never holds at once
+            total += 2 * 2 * scores * q.shape[-1] + 4 * 2 * scores * v.shape[-1]
     tape.release()
     return total
 
@@ -138,7 +162,7 @@ def cpu_seconds(fn):
     return time.process_time() - start
 
 
-def runners(name, reference):
+def runners(name, reference, count_flops=True):
     """(the task, {"tinytransformer": step(batch), "PyTorch": step(batch)}, FLOPs a step, profile()) for a case;
     profile() gives tinytransformer's CPU ms a step by op, over 2 steps (tools/profile.py)."""
     import numpy as np
@@ -147,7 +171,7 @@ def runners(name, reference):
     from tinytransformer.tasks import make_task
     from tinytransformer.tools.profile import profile_steps
     from tinytransformer.train import train_step
-    task_name, options, changes, _ = CASES[name]
+    task_name, options, changes, _ = ALL_CASES[name]
     task = make_task(task_name, **options)
     config = task.config(**changes)
     model = task.new_model(config, rng=0)
@@ -162,8 +186,8 @@ def runners(name, reference):
         else:
             steps["PyTorch"] = lambda batch: reference.train_step(
                 theirs, their_optimizer, *reference.to_tensors(batch), lr=1e-3)
-    batch = task.batch(CASES[name][3], np.random.default_rng(1))
-    flops = product_flops(task, model, batch)
+    batch = task.batch(ALL_CASES[name][3], np.random.default_rng(1))
+    flops = product_flops(task, model, batch) if count_flops else None   # a forward pass: memory it leaves held
 
     def profile():
         totals, _ = profile_steps(model, batch, optimizer, task.loss, steps=2, clock=time.process_time)
@@ -177,7 +201,7 @@ def time_case(name, reference, rounds):
     tinytransformer's ms by op (a profile of 2 more steps, whose total is the op's share of the step)."""
     import numpy as np
     task, steps, flops, profile = runners(name, reference)
-    batch_size = CASES[name][3]
+    batch_size = ALL_CASES[name][3]
     rng = np.random.default_rng(0)
     warm = [task.batch(batch_size, rng) for _ in range(2)]
     first = {side: [cpu_seconds(lambda b=b: step(b)) for b in warm] for side, step in steps.items()}
@@ -202,6 +226,36 @@ def time_case(name, reference, rounds):
         record["ratio"] = round(statistics.median(ratios), 2)
         record["ratio_quartiles"] = [round(q, 2) for q in quartiles(ratios)]
     return record
+
+
+def peak_memory(name, side, reference):
+    """MiB by which this process's peak resident memory rose during 2 steps of one side of case name, above what
+    it held before them (Linux: the peak is reset first, through /proc/self/clear_refs; run in a fresh process,
+    --peak-memory CASE SIDE, so that the other side's arrays are not there)."""
+    import numpy as np
+    task, steps, _, _ = runners(name, reference if side == "PyTorch" else None, count_flops=False)
+    batches = [task.batch(ALL_CASES[name][3], np.random.default_rng(i)) for i in range(2)]
+    before = resident_mib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")                                       # the peak (VmHWM) starts again from now
+    for batch in batches:
+        steps[side](batch)
+    return resident_mib("VmHWM") - before
+
+
+def resident_mib(field):
+    """This process's resident memory in MiB: VmRSS now, or VmHWM its peak (from /proc/self/status)."""
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith(field + ":"))
+    return int(line.split()[1]) / 2**10                        # kB
+
+
+def measured_peak_memory(name, side):
+    """peak_memory of case name's side, in a process of its own: each side's arrays alone in it."""
+    import subprocess
+    done = subprocess.run([sys.executable, __file__, "--peak-memory", name, side], capture_output=True, text=True,
+                          check=True)
+    return round(float(done.stdout.split()[-1]), 1)
 
 
 def quartiles(values):
@@ -231,12 +285,27 @@ def table(record):
     return "\n".join(lines)
 
 
+def long_table(record):
+    """The long rows' table in Markdown: times, ratios and each side's peak memory."""
+    lines = ["| case | tinytransformer ms | PyTorch ms | ratio | peak MiB: tinytransformer | PyTorch |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for name, case in record["cases"].items():
+        ours, theirs = case["tinytransformer"], case.get("PyTorch", {})
+        lines.append(f"| {name} | {ours['ms']:.0f} | {theirs.get('ms', '-')} | {case.get('ratio', '-')} | "
+                     f"{ours['peak_mib']} | {theirs.get('peak_mib', '-')} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     args = parse_args(argv)
     unset = without_openblas_env(args)
     use_threads(1)
     reference = import_torch_reference(1)
     import numpy as np
+
+    if args.peak_memory:
+        print(peak_memory(*args.peak_memory, reference))
+        return
 
     kernel = blas_kernel()
     peaks = matmul_peak()
@@ -250,6 +319,10 @@ def main(argv=None):
     for name in args.cases:
         cases[name] = case = time_case(name, reference, args.rounds)
         add_shares(case, peak)
+        if args.long:
+            for side in ("tinytransformer", "PyTorch"):
+                if side in case:
+                    case[side]["peak_mib"] = measured_peak_memory(name, side)
         print(f"{name:<12} tinytransformer {case['tinytransformer']['ms']:9.2f} ms"
               + (f"   PyTorch {case['PyTorch']['ms']:9.2f} ms   ratio {case['ratio']:.2f} "
                  f"({case['ratio_quartiles'][0]:.2f}-{case['ratio_quartiles'][1]:.2f})" if "ratio" in case else "")
@@ -262,6 +335,8 @@ def main(argv=None):
               "peak_by_side": {k: None if v is None else round(v, 1) for k, v in peaks.items()},
               "load_before": load_before, "load_after": load_average(), "cases": cases}
     print(table(record))
+    if args.long:
+        print(long_table(record))
     if not args.no_record:
         write_record(args.record, record)
 

@@ -103,4 +103,8 @@ SOURCED = {
                 "'Decoupled Weight Decay Regularization'",
         "2020": "Shazeer (2020), 'GLU Variants Improve Transformer'",
     },
+    "18": {
+        "18": "the notebook's own number, in its title",
+        "2023": "Dao (2023), 'FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning'",
+    },
 }

@@ -236,7 +236,7 @@ FAMILIES = {"Transformer": lambda m: m(SRC, TGT_IN), "GPT": lambda m: m(IDS), "B
 OPTIONS = [dict(positions="learned"), dict(positions="rope"), dict(norm="rms"), dict(activation="gelu"),
            dict(activation="swiglu"), dict(bias=False), dict(norm_first=True), dict(tie_embeddings=False),
            dict(n_classes=3), dict(embedding_scale=False), dict(embedding_norm=True), dict(n_kv_heads=2),
-           dict(positions="rope", rope_theta=100000.0)]
+           dict(positions="rope", rope_theta=100000.0), dict(attention="flash")]
 
 
 def option_cases():
@@ -273,7 +273,7 @@ def test_every_option_is_covered():
     switches = {f.name for config in configs for f in dataclasses.fields(config)
                 if f.type in (bool, str) and f.name != "dtype"} | {"n_classes"}
     values = {"positions": set(tt.nn.config.POSITIONS), "norm": {"layer", "rms"},
-              "activation": {"relu", "gelu", "swiglu"}}
+              "activation": {"relu", "gelu", "swiglu"}, "attention": {"ordinary", "flash"}}
     covered = {key for option in OPTIONS for key in option}
     assert switches <= covered, switches - covered
     for field, allowed in values.items():

@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [path for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
              if f"notebooks/{path.name}" not in edition.LEFT_OUT]
 ALL_OPS = [name for name in grader.op_names() if name != grader.TAPE]
+GRADED = len(grader.op_names())                 # the ops and the tape
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def test_every_blank_op_is_not_written_yet_and_the_grader_exits_1_without_a_trac
         path, line = place.split(":")
         assert (blank / path).read_text().splitlines()[int(line) - 1].startswith(f"def {function}(")
         assert f"write {function} first: {place}" in done.stdout
-    assert done.stdout.rstrip().endswith("1 of 30 pass; not written yet: " + ", ".join(ALL_OPS))
+    assert done.stdout.rstrip().endswith(f"1 of {GRADED} pass; not written yet: " + ", ".join(ALL_OPS))
 
 
 def test_the_readme_lists_every_stub_and_keeps_the_projects_readme(blank):
@@ -89,7 +90,7 @@ def test_the_reference_filled_back_in_passes(tmp_path):
     restore(target, *sorted({p.as_posix() for p in edition.op_files().values()}), "tinytransformer/tensor.py")
     done = cli(target, "check")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.rstrip().endswith("30 of 30 pass")
+    assert done.stdout.rstrip().endswith(f"{GRADED} of {GRADED} pass")
 
 
 @pytest.mark.slow
@@ -119,7 +120,8 @@ def test_ops_blanks_only_those(tmp_path):
     done = cli(target, "check")
     assert done.returncode == 1
     # the library's attention backward calls softmax_backward, so it waits for it, and says so
-    assert done.stdout.rstrip().endswith("26 of 30 pass; not written yet: softmax, layer_norm, rms_norm, attention")
+    assert done.stdout.rstrip().endswith(f"{GRADED - 4} of {GRADED} pass; not written yet: softmax, layer_norm, rms_norm, "
+                                      "attention")
     attention = next(line for line in done.stdout.splitlines() if line.startswith("attention "))
     assert attention.endswith("write softmax_backward first: tinytransformer/ops/softmax.py:37")
     assert "def log_softmax_backward(dout, cache):\n    out, axis = cache\n    # y_i" in (
@@ -377,13 +379,13 @@ def test_hide_blanks_later_weeks_as_not_this_weeks_work(tmp_path):
     target = tmp_path / "week3"
     stubs = edition.build_edition(target, ops=["softmax"], hide=["layer_norm", "attention"])
     assert [f for f, _ in stubs] == ["softmax_backward", "layer_norm_backward", "rms_norm_backward",
-                                     "attention_backward"]          # rms_norm: layer norm's kin, hidden with it
-    for op in ("layer_norm", "rms_norm", "attention"):
+                                     "attention_backward", "flash_attention_backward"]   # each hidden with its kin
+    for op in ("layer_norm", "rms_norm", "attention", "flash_attention"):
         assert not library_answers()[f"{op}_backward"] & expressions((target / edition.op_files()[op]).read_text())
     readme = (target / "README.md").read_text()
     assert "| `softmax_backward` |" in readme and "| `layer_norm_backward` |" not in readme
     assert "they come in a later week's edition" in readme and \
-        "`layer_norm_backward`, `rms_norm_backward`, `attention_backward`" in readme
+        "`layer_norm_backward`, `rms_norm_backward`, `attention_backward`, `flash_attention_backward`" in readme
     done = cli(target, "check", "--ops", "layer_norm")
     line = (target / edition.op_files()["layer_norm"]).read_text().splitlines().index(
         "def layer_norm_backward(dout, cache):") + 1
@@ -399,6 +401,20 @@ def test_ops_that_share_a_derivation_are_blanked_together(tmp_path):
     text = (tmp_path / "week4" / edition.op_files()["layer_norm"]).read_text()
     for op in ("layer_norm", "rms_norm"):
         assert not library_answers()[f"{op}_backward"] & expressions(text)
+
+
+def test_attention_and_its_tiled_twin_are_blanked_together(tmp_path):
+    """The tiled attention's derivation starts from the ordinary op's backward pass, written out in its comment:
+    a week that blanks either blanks both."""
+    softmax_step = "dS = A * (dA - D)"                     # in the library's flash_attention.py, above its backward
+    assert softmax_step in (REPO / edition.op_files()["flash_attention"]).read_text()
+    for op in ("attention", "flash_attention"):
+        stubs = edition.build_edition(tmp_path / op, ops=[op])
+        assert [f for f, _ in stubs] == ["attention_backward", "flash_attention_backward"]
+        for name in ("attention", "flash_attention"):
+            text = (tmp_path / op / edition.op_files()[name]).read_text()
+            assert not library_answers()["attention_backward"] & expressions(text), name
+            assert softmax_step not in text, name
 
 
 def test_the_library_itself_would_be_caught_as_a_leak():

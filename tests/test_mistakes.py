@@ -187,3 +187,27 @@ def test_a_diagnosis_names_the_kind_of_mistake_never_the_answers_formula(name):
     for i in grader.grade_op(m.op, backward=m.backward).inputs:
         if i.diagnosis:
             assert not [f for f in FORMULAS if f in i.diagnosis.text], (name, i.diagnosis.text)
+
+
+
+
+def test_flash_attentions_D_from_the_wrong_output_leaves_dv_right():
+    grade = grader.grade_op("flash_attention", backward=mistakes.flash_attention_D_from_the_tiles_output)
+    found = {i.name: i for i in grade.inputs}
+    assert found["v"].passed and not found["q"].passed and not found["k"].passed
+
+
+def test_flash_attentions_mistakes_are_not_named_without_the_catalogue(monkeypatch):
+    """An edition has no catalogue (mistakes.py is left out): its grader names none of these, and says FAIL."""
+    import builtins
+    real_import = builtins.__import__
+
+    def without_the_catalogue(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 1 and "mistakes" in (fromlist or ()):
+            raise ImportError("no catalogue in an edition")
+        return real_import(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(builtins, "__import__", without_the_catalogue)
+    grade = grader.grade_op("flash_attention", backward=mistakes.flash_attention_rescaling_forgotten)
+    assert grade.status == grader.FAIL
+    assert not any(i.diagnosis and i.diagnosis.kind.startswith("flash") for i in grade.inputs)

@@ -17,8 +17,8 @@ from .ops.checks import check_call
 from .tensor import Tensor
 
 __all__ = ["linear", "relu", "gelu", "silu", "dropout", "softmax", "log_softmax", "layer_norm", "rms_norm",
-           "embedding", "mask", "attention", "split_heads", "merge_heads", "repeat_kv", "positional_encoding",
-           "rope", "cross_entropy", "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape",
+           "embedding", "mask", "attention", "flash_attention", "split_heads", "merge_heads", "repeat_kv",
+           "positional_encoding", "rope", "cross_entropy", "add", "sub", "mul", "div", "matmul", "sum", "mean", "reshape",
            "transpose", "exp", "log", "causal_mask", "padding_mask", "sinusoidal_positions", "Tensor"]
 
 
@@ -100,6 +100,16 @@ def attention(q, k, v, keep=None, scale=None):
                                   scale=scale)              # the fast twin of ops.attention_forward: same numbers
     _, _, _, probs, _ = cache            # the op keeps the probabilities in its cache: (q, k, v, probs, scale)
     return out, probs
+
+
+def flash_attention(q, k, v, keep=None, scale=None, block_q=ops.flash_attention.BLOCK,
+                    block_k=ops.flash_attention.BLOCK):
+    """attention's output, computed in (block_q, block_k) tiles: no (T_q, T_k) array kept -> out Tensor (..., T_q, d_v).
+
+    keep and scale as attention's; the probabilities are never stored, so none are returned.
+    """
+    return apply(ops.flash_attention_forward, ops.flash_attention_backward, q, k, v, keep, scale=scale,
+                 block_q=block_q, block_k=block_k)
 
 
 def split_heads(x, n_heads):

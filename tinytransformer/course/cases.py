@@ -146,6 +146,14 @@ CHECKS = [
     OpCase("split_heads", lambda r: dict(x=_normal(r, 3, 8)), dict(n_heads=4)),
     OpCase("merge_heads", lambda r: dict(x=_normal(r, 2, 2, 3, 4))),
     OpCase("merge_heads", lambda r: dict(x=_normal(r, 3, 2, 5))),
+    # flash_attention.py: blocks smaller than T and not dividing it, so every row spans two or more key blocks
+    OpCase("flash_attention", lambda r: dict(q=_normal(r, 2, 3, 5), k=_normal(r, 2, 4, 5), v=_normal(r, 2, 4, 6),
+                                             keep=_keep_mask_with_empty_row(r)), dict(block_q=2, block_k=3)),
+    OpCase("flash_attention", lambda r: dict(q=_normal(r, 2, 2, 5, 4), k=_normal(r, 2, 2, 5, 4),
+                                             v=_normal(r, 2, 2, 5, 3), keep=ops.causal_mask(5)),
+           dict(block_q=2, block_k=2)),
+    OpCase("flash_attention", lambda r: dict(q=_normal(r, 3, 4), k=_normal(r, 7, 4), v=_normal(r, 7, 2), keep=None),
+           dict(scale=0.5, block_q=2, block_k=3)),
     # grouped.py: the query heads a multiple of the key/value heads
     OpCase("repeat_kv", lambda r: dict(x=_normal(r, 2, 2, 3, 4)), dict(n_heads=6)),
     OpCase("repeat_kv", lambda r: dict(x=_normal(r, 1, 3, 5)), dict(n_heads=2)),

@@ -5,7 +5,8 @@
 `right` is the gradient by finite differences, `yours` what a backward pass
 returned for an input of shape `shape`. The patterns, tried in this order:
 
-    named           a classic mistake of softmax, layer_norm, rms_norm, exp, gelu, silu or rope (recognise)
+    named           a classic mistake of softmax, layer_norm, rms_norm, exp, gelu, silu, rope or
+                    flash_attention (recognise)
     wrong shape     transposed; missing sum over the broadcast axes; else the two shapes
     not finite      nan or inf: where
     zero            yours is 0 everywhere, or 0 at the only elements that are wrong
@@ -171,7 +172,7 @@ def places(name, wrong, shown=4):
 
 
 # ---------------------------------------------------------------------------
-# The classic mistakes of seven ops, recognised by name from the op's cache.
+# The classic mistakes of eight ops, recognised by name from the op's cache.
 
 def recognise(op, trial, yours, name):
     """A Diagnosis naming a classic mistake of op (softmax, layer_norm, rms_norm, exp, gelu, silu, rope) in
@@ -179,8 +180,10 @@ def recognise(op, trial, yours, name):
     recognisers = {("softmax", "x"): _softmax_mistakes, ("layer_norm", "x"): _layer_norm_mistakes,
                    ("rms_norm", "x"): _rms_norm_mistakes, ("exp", "x"): _exp_mistakes,
                    ("gelu", "x"): _gelu_mistakes, ("silu", "x"): _silu_mistakes, ("rope", "x"): _rope_mistakes}
-    found = recognisers.get((op, name))
     yours = np.asarray(yours, dtype=np.float64)
+    if op == "flash_attention":
+        return _flash_attention_mistakes(yours, list(trial.inputs).index(name), trial.dout, trial.cache)
+    found = recognisers.get((op, name))
     return found(yours, trial.right[name], trial.dout, trial.cache) if found else None
 
 
@@ -317,3 +320,34 @@ def _rotate_halves(x, cos, sin):
     half = x.shape[-1] // 2
     first, second = x[..., :half], x[..., half:]                    # (..., T, d_k/2) each
     return np.concatenate([first * cos - second * sin, first * sin + second * cos], axis=-1)
+
+
+# flash_attention's mistakes are whole backward passes with one change each, which an edition must not show: they
+# are the catalogue's (mistakes.py, left out of an edition), and where it is missing nothing is named.
+FLASH_ATTENTION = {
+    "flash_attention_rescaling_forgotten": (
+        "flash attention without the rescaling",
+        "the rescaling forgotten: your gradients are those of each tile's probabilities normalised on their own, as "
+        "if the tile's keys were the whole row; every tile holds a share of the whole row's softmax, and the forward "
+        "pass saved what puts each tile on the row's scale"),
+    "flash_attention_L_before_the_last_block": (
+        "flash attention with L before the last block",
+        "L taken before the last block: your gradients are those of probabilities measured against a row without "
+        "its last key block; the log-sum-exp is the whole row's, every key block in it"),
+    "flash_attention_D_from_the_tiles_output": (
+        "flash attention with D from the wrong output",
+        "D from the wrong output: your dq and dk take the softmax's correction from one tile's part of the output; "
+        "the correction sums over the whole row, and the output it needs is the whole row's, the one the forward "
+        "pass returned"),
+}
+
+
+def _flash_attention_mistakes(yours, index, dout, cache):
+    try:
+        from . import mistakes
+    except ImportError:                                         # a student edition: no catalogue, nothing named
+        return None
+    for name, (kind, text) in FLASH_ATTENTION.items():
+        if within_pass_error(yours, getattr(mistakes, name)(dout, cache)[index]):
+            return Diagnosis(kind, text)
+    return None

@@ -92,8 +92,9 @@ def op_files(project=PROJECT):
 
 
 # Ops whose backward passes share their derivation, so that one shown would give the other's answer away
-# (layer norm's dgamma and its mean of dxhat * xhat are RMS norm's too): an edition blanks them together.
-KIN = ({"layer_norm", "rms_norm"},)
+# (layer norm's dgamma and its mean of dxhat * xhat are RMS norm's too; the tiled attention's derivation starts
+# from the ordinary one's backward): an edition blanks them together.
+KIN = ({"layer_norm", "rms_norm"}, {"attention", "flash_attention"})
 
 
 def with_kin(names, found):

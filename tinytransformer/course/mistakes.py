@@ -164,6 +164,59 @@ def attention_dk_not_transposed(dout, cache):
     return dq, dk, dv, None
 
 
+# flash_attention.py: each tile's probabilities A = e^(S - L); dS = A * (dA - D), D = rowsum(dout * out)
+
+def _flash_gradients(dout, cache, probabilities, correction):
+    """The library's backward with two of its pieces given: probabilities(scores, rows, cols) -> the tile's A, and
+    correction(rows, probs, dout_tile, cols) -> the tile's D (..., bq, 1)."""
+    q, k, v, out, L, keep, scale, block_q, block_k = cache
+    dq, dk, dv = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    for rows, cols, tile_keep in ops.flash_attention.kept_tiles(keep, q.shape[-2], k.shape[-2], block_q, block_k):
+        probs = probabilities(ops.flash_attention.tile_scores(q, k, tile_keep, scale, rows, cols), rows, cols)
+        dout_tile = dout[..., rows, :]
+        dv[..., cols, :] += probs.swapaxes(-1, -2) @ dout_tile
+        dprobs = dout_tile @ v[..., cols, :].swapaxes(-1, -2)
+        dscores = probs * (dprobs - correction(rows, probs, dout_tile, cols))
+        dq[..., rows, :] += dscores @ k[..., cols, :] * scale
+        dk[..., cols, :] += dscores.swapaxes(-1, -2) @ q[..., rows, :] * scale
+    return dq, dk, dv, None
+
+
+def _flash_row_correction(dout, out):
+    D = (dout * out).sum(axis=-1)
+    return lambda rows, probs, dout_tile, cols: D[..., rows, None]
+
+
+def flash_attention_rescaling_forgotten(dout, cache):
+    """Each tile's probabilities normalised with the tile's own max and sum, as if its keys were the whole row:
+    the online softmax's rescaling between blocks left out."""
+    q, k, v, out, L, keep, scale, block_q, block_k = cache
+    tile_softmax = ops.softmax_forward                                 # mistake: the tile's softmax, not e^(S - L)
+    return _flash_gradients(dout, cache, lambda scores, rows, cols: tile_softmax(scores)[0],
+                            _flash_row_correction(dout, out))
+
+
+def flash_attention_L_before_the_last_block(dout, cache):
+    """The log-sum-exp L of each row taken before its last key block: the probabilities of every tile are
+    measured against a row without its last keys."""
+    q, k, v, out, L, keep, scale, block_q, block_k = cache
+    cut = (k.shape[-2] - 1) // block_k * block_k                       # where the last key block starts
+    early = None if keep is None else np.broadcast_to(keep, q.shape[:-1] + k.shape[-2:-1])[..., :cut]
+    _, (*_, L_early, _, _, _, _) = ops.flash_attention_forward(q, k[..., :cut, :], v[..., :cut, :], early, scale,
+                                                               block_q, block_k)   # mistake: L before the last block
+    return _flash_gradients(dout, cache, lambda scores, rows, cols: np.exp(scores - L_early[..., rows, None]),
+                            _flash_row_correction(dout, out))
+
+
+def flash_attention_D_from_the_tiles_output(dout, cache):
+    """D from the tile's own part of the output, (its probabilities) @ (its values), inside the loop: the
+    softmax's correction is a sum over the whole row."""
+    q, k, v, out, L, keep, scale, block_q, block_k = cache
+    return _flash_gradients(dout, cache, lambda scores, rows, cols: np.exp(scores - L[..., rows, None]),
+                            lambda rows, probs, dout_tile, cols:   # mistake: the tile's output, not the row's
+                            (dout_tile * (probs @ v[..., cols, :])).sum(axis=-1, keepdims=True))
+
+
 # basic.py
 
 def matmul_gradient_not_transposed(dout, cache):
@@ -353,6 +406,9 @@ MISTAKES = [
     Mistake("rms_norm", rms_norm_rms_term_without_rstd, "rms norm's term without rstd"),
     Mistake("attention", attention_scale_forgotten_in_dq, "factor"),
     Mistake("attention", attention_dk_not_transposed, "raised"),
+    Mistake("flash_attention", flash_attention_rescaling_forgotten, "flash attention without the rescaling"),
+    Mistake("flash_attention", flash_attention_L_before_the_last_block, "flash attention with L before the last block"),
+    Mistake("flash_attention", flash_attention_D_from_the_tiles_output, "flash attention with D from the wrong output"),
     Mistake("matmul", matmul_gradient_not_transposed, "raised"),
     Mistake("add", add_without_the_broadcast_sum, "missing sum"),
     Mistake("sub", sub_with_the_wrong_sign, "wrong sign"),

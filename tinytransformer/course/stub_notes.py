@@ -48,6 +48,10 @@ NOTES = {
     "attention": ("keep may be None; batch and head axes lead; a query row with no key kept has output 0 and "
                   "gets zero gradients, never nan; scale is 1/sqrt(d_k) unless given",
                   "notebooks/01_self_attention_by_hand.ipynb (the backward pass by hand)"),
+    "flash_attention": ("the cache holds no probabilities: each tile's are recomputed from what it does hold; "
+                        "keep may be None; batch and head axes lead; the blocks need not divide T; a query row "
+                        "with no key kept has output 0 and gets zero gradients, never nan",
+                        "notebooks/18_flash_attention.ipynb (the backward pass by recomputation)"),
     "split_heads": ("only moves numbers: undo the reshape and the transpose",
                     "notebooks/04_multi_head_attention_and_masks.ipynb (heads as a batch)"),
     "merge_heads": ("only moves numbers: undo the transpose and the reshape",

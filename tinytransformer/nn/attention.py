@@ -18,11 +18,12 @@ class MultiHeadAttention(Module):
     n_kv_heads (grouped-query attention): fewer key/value heads than query heads, each shared by a group of
     n_heads / n_kv_heads query heads (F.repeat_kv); W_k and W_v are then (d_model, n_kv_heads * d_k), and a
     key/value cache keeps n_kv_heads heads. None: n_heads, plain multi-head attention.
-    After each forward, `self.probs` holds the attention probabilities (B, h, T_q, T_k).
+    After each forward, `self.probs` holds the attention probabilities (B, h, T_q, T_k); with flash=True the
+    heads attend through F.flash_attention, tile by tile, which keeps no probabilities: `self.probs` is None.
     """
 
     def __init__(self, d_model, n_heads, rng, dtype="float32", bias=True, rope=False, n_kv_heads=None,
-                 rope_theta=10000.0):
+                 rope_theta=10000.0, flash=False):
         self.n_heads = n_heads
         self.n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         d_kv = self.n_kv_heads * (d_model // n_heads)                  # the keys' and values' width
@@ -31,6 +32,7 @@ class MultiHeadAttention(Module):
         self.W_v = Linear(d_model, d_kv, rng, bias=bias, dtype=dtype)
         self.W_o = Linear(d_model, d_model, rng, bias=bias, dtype=dtype)
         self.rope, self.rope_theta = rope, rope_theta
+        self.flash = flash
         self.probs = None
 
     def turned(self, x, start):
@@ -56,5 +58,8 @@ class MultiHeadAttention(Module):
             k, v = F.repeat_kv(k, self.n_heads), F.repeat_kv(v, self.n_heads)          # (B, h, T_k, d_k)
         if keep is not None and keep.ndim == 3:
             keep = keep[:, None]                               # (B, 1, T_q or 1, T_k): the same for every head
-        out, self.probs = F.attention(q, k, v, keep)                             # (B, h, T_q, d_k)
+        if self.flash:
+            out, self.probs = F.flash_attention(q, k, v, keep), None            # (B, h, T_q, d_k)
+        else:
+            out, self.probs = F.attention(q, k, v, keep)                         # (B, h, T_q, d_k)
         return self.W_o(F.merge_heads(out))                                      # (B, T_q, d_model)

@@ -10,7 +10,8 @@ is left is self-attention and feed-forward, a SelfAttentionLayer with a causal m
 
 The config chooses the parts: config.norm the normalisation (LayerNorm or RMSNorm), config.activation
 the feed-forward (FeedForward or SwiGLU), config.bias the biases, positions="rope" rotary positions in
-self-attention (cross-attention compares two sequences' positions, and turns nothing).
+self-attention (cross-attention compares two sequences' positions, and turns nothing), config.attention
+the attention op of both (the ordinary one, or "flash": in tiles).
 """
 from .attention import MultiHeadAttention
 from .layers import Dropout, make_feed_forward, make_norm
@@ -21,7 +22,7 @@ def self_attention(config, rng):
     """The self-attention sublayer of config: with rotary positions if config.positions is "rope"."""
     c = config
     return MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias, rope=c.positions == "rope",
-                              n_kv_heads=c.n_kv_heads, rope_theta=c.rope_theta)
+                              n_kv_heads=c.n_kv_heads, rope_theta=c.rope_theta, flash=c.attention == "flash")
 
 
 def residual(x, sublayer, norm, dropout, norm_first):
@@ -61,7 +62,7 @@ class DecoderLayer(Module):
         c = config
         self.self_attn = self_attention(c, rng)
         self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, rng, c.dtype, bias=c.bias,
-                                             n_kv_heads=c.n_kv_heads)
+                                             n_kv_heads=c.n_kv_heads, flash=c.attention == "flash")
         self.feed_forward = make_feed_forward(c, rng)
         self.norm1, self.norm2, self.norm3 = (make_norm(c) for _ in range(3))
         self.dropout = Dropout(c.dropout, dropout_rng)

@@ -11,6 +11,7 @@ POSITIONS = ("sinusoidal", "learned", "rope")
 # rotary positions, no biases. Its width is swiglu_d_ff(the FeedForward's it replaces): LLaMA's 4 d_model
 # (llama_style), or the classroom model's d_ff (the text task's --block modern, tasks/task.py)
 MODERN_BLOCK = dict(norm_first=True, norm="rms", activation="swiglu", positions="rope", bias=False)
+ATTENTIONS = ("ordinary", "flash")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -37,6 +38,8 @@ class ModelConfig:
                                     # (max_len, d_model) table); or "rope", rotating q and k in self-attention
     norm: str = "layer"          # "layer" (LayerNorm) or "rms" (RMSNorm, as LLaMA)
     bias: bool = True            # biases in every Linear and LayerNorm (LLaMA has none)
+    attention: str = "ordinary"  # "ordinary" (F.attention, its probabilities kept) or "flash" (F.flash_attention:
+                                 # in tiles, no (T, T) array; the same numbers to rounding, no probabilities to show)
     n_kv_heads: int | None = None   # key/value heads, each shared by n_heads / n_kv_heads query heads
                                     # (grouped-query attention, ops/grouped.py); None: n_heads, one each
     rope_theta: float = 10000.0  # rope's base: pair i turns by position * rope_theta^(-2i/d_k) (LLaMA 3: 500000)
@@ -55,7 +58,7 @@ class ModelConfig:
         if not isinstance(self.norm_first, (bool, np.bool_)):
             raise TypeError(f"{name}: norm_first must be True or False, got {self.norm_first!r}")
         for field, allowed in (("activation", FEED_FORWARDS), ("dtype", DTYPES), ("positions", POSITIONS),
-                               ("norm", NORMS)):
+                               ("norm", NORMS), ("attention", ATTENTIONS)):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"{name}: {field} must be one of {list(allowed)}, got {getattr(self, field)!r}")
         if not isinstance(self.bias, bool):

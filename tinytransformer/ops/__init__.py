@@ -19,6 +19,7 @@ from .basic import (add_backward, add_forward, div_backward, div_forward, dropou
                     broadcast_axes, unbroadcast)
 from .embedding import (embedding_backward, embedding_forward, positional_encoding_backward,
                         positional_encoding_forward, sinusoidal_positions)
+from .flash_attention import flash_attention_backward, flash_attention_forward
 from .grouped import repeat_kv_backward, repeat_kv_forward
 from .layernorm import layer_norm_backward, layer_norm_forward, rms_norm_backward, rms_norm_forward
 from .linear import linear_backward, linear_forward
