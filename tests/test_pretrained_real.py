@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.torch]
 torch = pytest.importorskip("torch")
 pytest.importorskip("gguf", reason="needs the pretrained extra (pip install -e '.[pretrained]')")
 transformers = pytest.importorskip("transformers", reason="needs transformers (the test extra)")
+pytest.importorskip("accelerate", reason="needs accelerate (transformers reads a GGUF file with it)")
 tokenizers = pytest.importorskip("tokenizers", reason="needs tokenizers (the test extra)")
 
 PROMPTS = ["What is the capital of France?", "def fibonacci(n):\n    if n < 2:\n        return n\n",
