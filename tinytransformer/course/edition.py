@@ -12,8 +12,10 @@ loses its solutions: the cells from the first one tagged "solution" to the
 end, with their "Solutions" heading. Its exercise and check cells are cleared,
 and so is any output that prints a backward pass's source; a line of a
 teaching cell that prints a blank backward pass's answer (answers.py
-recognises it under other names) is left out, with that cell's outputs;
-every other output stays. What would hand the answers over is left out
+recognises it under other names) is left out, with that cell's outputs; a
+cell whose metadata says it works a blank op's backward out by hand
+("answer_of") is shown as its "edition_source", the same lesson calling the
+op, without outputs; every other output stays. What would hand the answers over is left out
 (LEFT_OUT), and a README for students goes above the project's.
 
 A week's edition (--ops): the other ops' backward passes stay the library's, so
