@@ -75,6 +75,7 @@ LEFT_OUT = {
     "tests/test_gradcheck.py": "names the right gradient beside each wrong one it checks the checker on",
     "tests/test_site.py": "checks the book's build and the project's CI files, which an edition has not",
     "tests/test_docs_numbers.py": "reads the number rules of tests/test_notebooks.py, which is left out",
+    "tests/test_notebook_records.py": "checks the notebooks' committed outputs with test_notebooks.py's helpers",
     "benchmarks/ab_speedups.py": "holds complete backward passes, the speed-ups it measures",
     "benchmarks/speed_idioms.py": "times pieces of the backward passes, each idiom against its plain form",
     "docs/results/speed.md": "its table of speed idioms writes pieces of the backward passes out",
