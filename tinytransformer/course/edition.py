@@ -12,8 +12,10 @@ loses its solutions: the cells from the first one tagged "solution" to the
 end, with their "Solutions" heading. Its exercise and check cells are cleared,
 and so is any output that prints a backward pass's source; a line of a
 teaching cell that prints a blank backward pass's answer (answers.py
-recognises it under other names) is left out, with that cell's outputs;
-every other output stays. What would hand the answers over is left out
+recognises it under other names) is left out, with that cell's outputs; a
+cell whose metadata says it works a blank op's backward out by hand
+("answer_of") is shown as its "edition_source", the same lesson calling the
+op, without outputs; every other output stays. What would hand the answers over is left out
 (LEFT_OUT), and a README for students goes above the project's.
 
 A week's edition (--ops): the other ops' backward passes stay the library's, so
@@ -73,8 +75,13 @@ LEFT_OUT = {
     "tests/test_gradcheck.py": "names the right gradient beside each wrong one it checks the checker on",
     "tests/test_site.py": "checks the book's build and the project's CI files, which an edition has not",
     "tests/test_docs_numbers.py": "reads the number rules of tests/test_notebooks.py, which is left out",
+    "tests/test_notebook_records.py": "checks the notebooks' committed outputs with test_notebooks.py's helpers",
     "benchmarks/ab_speedups.py": "holds complete backward passes, the speed-ups it measures",
     "benchmarks/speed_idioms.py": "times pieces of the backward passes, each idiom against its plain form",
+    "docs/results/speed.md": "its table of speed idioms writes pieces of the backward passes out",
+    "benchmarks/floor.py": "takes the products of every backward pass from a tape, each written out",
+    "tests/test_benchmark_floor.py": "checks benchmarks/floor.py, which is left out",
+    "benchmarks/digits.py": "its softmax regression's gradient is cross-entropy's backward",
 }
 
 
@@ -153,7 +160,7 @@ def build_edition(target, ops=None, tape=False, hide=(), files=None, project=PRO
                 (building / path).write_text(without_derivations(source, kept))
         answers = answer_forms(blanked, project)           # a teaching cell may print one (notebook 17's silu)
         for notebook in sorted((building / "notebooks").glob("*.ipynb")):
-            notebook.write_text(student_notebook(notebook.read_text(), answers))
+            notebook.write_text(student_notebook(notebook.read_text(), answers, blanked))
         stubs = stub_lines(building, blanks)
         readme = building / "README.md"
         readme.write_text(student_readme([s for s in stubs if s[0] not in later], tape,
@@ -241,9 +248,10 @@ def stub_lines(edition, blanks):
                   if item[0].removesuffix("_backward") in order else len(order))
 
 
-def student_notebook(text, answers=None):
-    """A notebook (its .ipynb JSON) without its solutions, its exercise and check cells cleared, and without the
-    lines that print or evaluate one of `answers` ({form: backward pass}, answers.without_answers)."""
+def student_notebook(text, answers=None, blanked=()):
+    """A notebook (its .ipynb JSON) without its solutions, its exercise and check cells cleared, without the
+    lines that print or evaluate one of `answers` ({form: backward pass}, answers.without_answers), and each
+    cell that spells a blanked backward pass (names in `blanked`) in its edition's form (edition_cell)."""
     notebook = json.loads(text)
     cells = notebook["cells"]
     tags = [set(cell.get("metadata", {}).get("tags", [])) for cell in cells]
@@ -260,9 +268,26 @@ def student_notebook(text, answers=None):
     for index, (cell, cell_tags) in enumerate(zip(cells, tags)):
         if cell["cell_type"] == "code" and (cell_tags & {"exercise", "check"} or shows_a_backward(cell)):
             cell["outputs"], cell["execution_count"] = [], None
+        cell = cells[index] = edition_cell(cell, blanked)
         if cell["cell_type"] == "code" and answers:
             cells[index] = without_answers(cell, answers)
     return json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def edition_cell(cell, blanked):
+    """The cell as an edition shows it. A cell whose metadata "answer_of" names an op of blanked (it works that
+    op's backward pass out by hand) becomes its metadata's "edition_source", the same lesson calling the op
+    (which the student writes), without outputs; a week that keeps the op keeps the cell. Neither key stays."""
+    metadata = cell.get("metadata", {})
+    if "answer_of" not in metadata:
+        return cell
+    cell = {**cell, "metadata": {key: value for key, value in metadata.items()
+                                 if key not in ("answer_of", "edition_source")}}
+    if any(f"{op}_backward" in blanked for op in metadata["answer_of"]):
+        cell["source"] = metadata["edition_source"]
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return cell
 
 
 def shows_a_backward(cell):
