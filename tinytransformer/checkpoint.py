@@ -257,10 +257,12 @@ class DrawBudget(np.random.Generator):
             raise DrawBudget.Spent
 
     def uniform(self, low=0.0, high=1.0, size=None):
+        """Generator.uniform, once the budget allows size numbers."""
         self.spend(size)
         return super().uniform(low, high, size)
 
     def standard_normal(self, size=None, dtype=np.float64, out=None):
+        """Generator.standard_normal, once the budget allows size numbers."""
         self.spend(size)
         return super().standard_normal(size, dtype, out)
 
