@@ -69,23 +69,24 @@ def attention_forward(q, k, v, keep=None, scale=None):
     return probs @ v, (q, k, v, probs, scale)              # out (..., T_q, d_v)
 
 
-def check_attention(q, k, v, keep, scale):
-    """The checks of attention's inputs, one line each -> the scale (1/sqrt(d_k) if None)."""
-    check_float("attention", q=q, k=k, v=v)
+def check_attention(q, k, v, keep, scale, op="attention"):
+    """The checks of attention's inputs (op: the name its lines give), one line each -> the scale (1/sqrt(d_k)
+    if None)."""
+    check_float(op, q=q, k=k, v=v)
     if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
-        raise ValueError(f"attention: q, k, v need the same number (>= 2) of axes, got {q.shape}, {k.shape}, {v.shape}")
+        raise ValueError(f"{op}: q, k, v need the same number (>= 2) of axes, got {q.shape}, {k.shape}, {v.shape}")
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"attention: q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
+        raise ValueError(f"{op}: q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"attention: k has {k.shape[-2]} positions (T_k) but v has {v.shape[-2]}")
+        raise ValueError(f"{op}: k has {k.shape[-2]} positions (T_k) but v has {v.shape[-2]}")
     if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
-        raise ValueError(f"attention: q, k, v must share their leading (batch, head) axes, "
+        raise ValueError(f"{op}: q, k, v must share their leading (batch, head) axes, "
                          f"got {q.shape[:-2]}, {k.shape[:-2]}, {v.shape[:-2]}")
     if keep is not None:
-        check_mask("attention", keep, q.shape[:-1] + (k.shape[-2],))
+        check_mask(op, keep, q.shape[:-1] + (k.shape[-2],))
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    check_finite("attention", "scale", scale)
+    check_finite(op, "scale", scale)
     return scale
 
 

@@ -26,11 +26,11 @@ it). Masks are attention's: boolean, True = may attend, broadcast to (..., T_q, 
 with no key kept gets an output of 0 and gradients of 0, never nan; a tile whose every score is masked (a
 causal mask's tiles above the diagonal) is skipped, forward and backward.
 """
-import math
 
 import numpy as np
 
-from .checks import check_finite, check_float, check_integer, check_mask
+from .attention import check_attention
+from .checks import check_integer
 
 # Rows of queries and of keys in a tile, unless given. Of 32, 64, 128 and 256, 64 and 128 were the fastest forward
 # and backward (batch 8 x 4 heads, d_k 64, causal, T = 256 and 1024; CPU time, one thread, on a busy machine); a
@@ -46,7 +46,9 @@ def flash_attention_forward(q, k, v, keep=None, scale=None, block_q=BLOCK, block
     Returns out (..., T_q, d_v) and the cache (q, k, v, out, L, keep, scale, block_q, block_k), with
     L (..., T_q) the log-sum-exp of each row's scores (0 for a row with no key kept).
     """
-    scale = _checked("flash_attention", q, k, v, keep, scale, block_q, block_k)
+    scale = check_attention(q, k, v, keep, scale, op="flash_attention")
+    check_integer("flash_attention", "block_q", block_q, 1)
+    check_integer("flash_attention", "block_k", block_k, 1)
     T_q, T_k = q.shape[-2], k.shape[-2]
     out = np.empty(q.shape[:-1] + v.shape[-1:], q.dtype)          # (..., T_q, d_v)
     L = np.empty(q.shape[:-1], q.dtype)                            # (..., T_q)
@@ -138,24 +140,3 @@ def _blocks(T, block):
 def _finite(m):
     """m with -inf (a row whose every key so far is masked) as 0: s - m is then -inf - 0, never -inf + inf = nan."""
     return np.where(np.isneginf(m), 0, m)
-
-
-def _checked(op, q, k, v, keep, scale, block_q, block_k):
-    """Check attention's inputs and the block sizes; return the scale (1/sqrt(d_k) unless given)."""
-    check_float(op, q=q, k=k, v=v)
-    if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
-        raise ValueError(f"{op}: q, k, v need the same number (>= 2) of axes, got {q.shape}, {k.shape}, {v.shape}")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"{op}: q has d_k={q.shape[-1]} but k has d_k={k.shape[-1]}")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"{op}: k has {k.shape[-2]} positions (T_k) but v has {v.shape[-2]}")
-    if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
-        raise ValueError(f"{op}: q, k, v must share their leading (batch, head) axes, "
-                         f"got {q.shape[:-2]}, {k.shape[:-2]}, {v.shape[:-2]}")
-    if keep is not None:
-        check_mask(op, keep, q.shape[:-1] + (k.shape[-2],))
-    check_integer(op, "block_q", block_q, 1)
-    check_integer(op, "block_k", block_k, 1)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    check_finite(op, "scale", scale)
-    return scale
