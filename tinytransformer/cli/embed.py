@@ -25,6 +25,7 @@ def add_parser(commands):
 
 
 def embed_command(args):
+    """Run embed: the sentences' embeddings, their similarity table, and --json if asked."""
     check_outputs({"--json": args.json}, {"--json": (".json",)}, is_ours={"--json": is_embed_json})
     model, tokenizer = loaded(args.weights, "a sentence encoder (a BERT folder)", lambda m: hasattr(m, "encode")
                               and not hasattr(m, "new_cache"))
@@ -47,4 +48,5 @@ def embed_command(args):
 
 
 def is_embed_json(path):
+    """True if path holds the JSON embed --json writes."""
     return json_keys(path) == {"embeddings"}

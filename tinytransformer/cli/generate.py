@@ -35,6 +35,7 @@ def add_parser(commands):
 
 
 def generate_command(args):
+    """Run generate: the prompt continued, printed as it comes, and --json if asked."""
     sampling = args.temperature is not None or args.top_k is not None or args.top_p is not None
     if args.max_new_tokens < 1:
         raise BadInput(f"--max-new-tokens must be at least 1, got {args.max_new_tokens}")

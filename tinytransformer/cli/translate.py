@@ -219,6 +219,7 @@ def letters_apart(letters, word):
 
 @functools.lru_cache(maxsize=8192)
 def letters_of(word):
+    """The set of letters in word (a cheap bound before the edit distance)."""
     return frozenset(word)
 
 

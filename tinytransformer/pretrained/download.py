@@ -79,6 +79,7 @@ def fetch(name):
 
 
 def sha256_of(path):
+    """The SHA-256 of the file at path, as hex, read a MiB at a time."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(2**20):

@@ -108,6 +108,7 @@ def load_gguf(path):
 
 
 def gguf_reader(path):
+    """ggml's reader of the GGUF file at path (the optional extra's gguf package)."""
     import gguf          # the optional extra: pip install "tinytransformer[pretrained]"
     return gguf.GGUFReader(path)
 

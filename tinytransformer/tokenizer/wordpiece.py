@@ -34,6 +34,7 @@ ASCII_PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")   # punctuation to
 
 
 def is_ideograph(character):
+    """True for a CJK ideograph, which BERT's tokenizer splits off as a word of its own."""
     return any(low <= ord(character) <= high for low, high in IDEOGRAPHS)
 
 
