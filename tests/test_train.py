@@ -87,7 +87,7 @@ def test_copy_and_reverse_give_the_losses_recorded_before_the_loop_served_every_
     # absorb rounding: another CPU's BLAS kernel, or an op rewritten to round differently. A learning rate
     # 1% off, or a warmup one step longer, moves the float32 losses by over 1e-2 from step 2 on. Rounding
     # grows with the steps, as training amplifies it: measured against the records with every OpenBLAS kernel
-    # this CPU runs (OPENBLAS_CORETYPE Prescott, Nehalem, Sandybridge, Haswell, SkylakeX), float32 losses
+    # this CPU runs (Prescott, Nehalem, Sandybridge, Haswell, SkylakeX, chosen by hand), float32 losses
     # differ by at most 5e-7 (relative) in the first 20 steps and 3.7e-4 at step 30 (Haswell's, "reverse");
     # float64 by 3e-16. The tolerances keep 8 times that or more. Evaluations may differ by a row.
     run = json.loads(REFERENCE.read_text())[name]
